@@ -1,0 +1,364 @@
+"""FLOPs and bytes of matrix multiplications, and the batch sizes where they turn compute-bound.
+
+Notation follows the book: ``X[B, D] @ Y[D, F] -> Z[B, F]``, where ``X`` holds
+activations (``B`` tokens), ``Y`` weights, and ``Z`` the output. Each operand
+can have its own dtype, so int8 weights with bf16 activations is one call.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from rooflinelib._checks import ArrayLike, FloatOrArray, as_number, as_size
+
+__all__ = [
+    "DTYPE_BYTES",
+    "dtype_bytes",
+    "matmul_flops",
+    "matmul_bytes",
+    "matmul_bytes_loaded",
+    "matmul_bytes_written",
+    "matmul_intensity",
+    "critical_batch_size",
+    "per_example_matmul_bytes",
+    "per_example_matmul_intensity",
+    "tiled_matmul_flops",
+    "tiled_matmul_bytes",
+    "tiled_matmul_intensity",
+    "sharded_matmul_t_math",
+    "sharded_matmul_t_comms",
+    "sharded_matmul_critical_d",
+]
+
+#: Bytes per element of each dtype the course uses.
+DTYPE_BYTES: Mapping[str, float] = {
+    "fp64": 8,
+    "fp32": 4,
+    "tf32": 4,
+    "bf16": 2,
+    "fp16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "int4": 0.5,
+}
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per element of ``dtype``.
+
+    Examples
+    --------
+    >>> dtype_bytes("int8")
+    1
+    >>> dtype_bytes("bfloat16")
+    Traceback (most recent call last):
+    ...
+    KeyError: "unknown dtype 'bfloat16'; use one of 'fp64', 'fp32', 'tf32', 'bf16', 'fp16', 'fp8', 'int8', 'int4'"
+    """
+    try:
+        return DTYPE_BYTES[dtype]
+    except (KeyError, TypeError):
+        known = ", ".join(repr(d) for d in DTYPE_BYTES)
+        raise KeyError(f"unknown dtype {dtype!r}; use one of {known}") from None
+
+
+def _operand_bytes(x_dtype: str, w_dtype: str | None, out_dtype: str | None) -> tuple[float, float, float]:
+    bx = dtype_bytes(x_dtype)
+    bw = dtype_bytes(w_dtype if w_dtype is not None else x_dtype)
+    bo = dtype_bytes(out_dtype if out_dtype is not None else x_dtype)
+    return bx, bw, bo
+
+
+def _sizes(**dims: ArrayLike) -> list[FloatOrArray]:
+    return [as_size(name, value) for name, value in dims.items()]
+
+
+def _out(x: FloatOrArray) -> FloatOrArray:
+    return float(x) if np.ndim(x) == 0 else x
+
+
+def matmul_flops(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, exact: bool = False) -> FloatOrArray:
+    """FLOPs of ``[B, D] @ [D, F]``: ``2BDF`` (or exactly ``BF(2D - 1)``).
+
+    Each of the ``BF`` outputs is a length-``D`` dot product: ``D`` multiplies
+    and ``D - 1`` adds. The book (and this course) uses ``2BDF``.
+
+    Examples
+    --------
+    >>> matmul_flops(2, 3, 4)
+    48.0
+    >>> matmul_flops(2, 3, 4, exact=True)
+    40.0
+    """
+    B, D, F = _sizes(B=B, D=D, F=F)
+    return _out(B * F * (2 * D - 1) if exact else 2 * B * D * F)
+
+
+def matmul_bytes_loaded(
+    B: ArrayLike, D: ArrayLike, F: ArrayLike, *, x_dtype: str = "bf16", w_dtype: str | None = None
+) -> FloatOrArray:
+    """Bytes read from memory: the activations ``X[B, D]`` and the weights ``Y[D, F]``.
+
+    Examples
+    --------
+    >>> matmul_bytes_loaded(1, 10, 10, x_dtype="bf16", w_dtype="int8")   # 2*10 + 1*100
+    120.0
+    """
+    B, D, F = _sizes(B=B, D=D, F=F)
+    bx, bw, _ = _operand_bytes(x_dtype, w_dtype, None)
+    return _out(bx * B * D + bw * D * F)
+
+
+def matmul_bytes_written(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, out_dtype: str = "bf16") -> FloatOrArray:
+    """Bytes written back: the output ``Z[B, F]``.
+
+    Examples
+    --------
+    >>> matmul_bytes_written(4, 1000, 8, out_dtype="int8")
+    32.0
+    """
+    B, D, F = _sizes(B=B, D=D, F=F)
+    return _out(dtype_bytes(out_dtype) * B * F)
+
+
+def matmul_bytes(
+    B: ArrayLike,
+    D: ArrayLike,
+    F: ArrayLike,
+    *,
+    x_dtype: str = "bf16",
+    w_dtype: str | None = None,
+    out_dtype: str | None = None,
+) -> FloatOrArray:
+    """All bytes moved: loaded ``X`` and ``Y`` plus written ``Z``.
+
+    ``w_dtype`` and ``out_dtype`` default to ``x_dtype``. In bf16 this is
+    ``2BD + 2DF + 2BF``.
+
+    Examples
+    --------
+    >>> matmul_bytes(1, 2, 3)                     # 2*2 + 2*6 + 2*3
+    22.0
+    >>> matmul_bytes(1, 2, 3, x_dtype="int8")    # int8 everywhere: 2 + 6 + 3
+    11.0
+    """
+    bx, bw, bo = _operand_bytes(x_dtype, w_dtype, out_dtype)
+    B, D, F = _sizes(B=B, D=D, F=F)
+    return _out(bx * B * D + bw * D * F + bo * B * F)
+
+
+def matmul_intensity(
+    B: ArrayLike,
+    D: ArrayLike,
+    F: ArrayLike,
+    *,
+    x_dtype: str = "bf16",
+    w_dtype: str | None = None,
+    out_dtype: str | None = None,
+) -> FloatOrArray:
+    """Arithmetic intensity ``2BDF / bytes``; in bf16 ``BDF / (BD + DF + BF)``, about ``B`` when ``B << D, F``.
+
+    Examples
+    --------
+    >>> round(matmul_intensity(256, 8192, 8192), 1)    # close to B = 256 when B << D, F
+    240.9
+    """
+    return matmul_flops(B, D, F) / matmul_bytes(B, D, F, x_dtype=x_dtype, w_dtype=w_dtype, out_dtype=out_dtype)
+
+
+def critical_batch_size(
+    peak_flops: ArrayLike,
+    bandwidth: ArrayLike,
+    D: ArrayLike | None = None,
+    F: ArrayLike | None = None,
+    *,
+    x_dtype: str = "bf16",
+    w_dtype: str | None = None,
+    out_dtype: str | None = None,
+) -> FloatOrArray:
+    """Batch size (tokens) above which ``[B, D] @ [D, F]`` is compute-bound.
+
+    Without ``D`` and ``F`` this is the ``B << D, F`` approximation: the
+    intensity tends to ``2B / w`` for ``w`` bytes per weight, so
+    ``B* = critical_intensity * w / 2`` (240 for bf16 on a TPU v5e). With
+    ``D`` and ``F`` it is the exact crossover ``T_math = T_comms``:
+
+        B* = (w D F / W) / (2 D F / P - (x D + o F) / W)
+
+    which is ``inf`` when the matmul can never be compute-bound.
+
+    Examples
+    --------
+    >>> round(critical_batch_size(1.97e14, 8.2e11))                   # bf16, approximation
+    240
+    >>> round(critical_batch_size(1.97e14, 8.2e11, w_dtype="int8"))   # int8 weights, bf16 compute
+    120
+    >>> round(critical_batch_size(1.97e14, 8.2e11, 4096, 4096, w_dtype="int8"))  # exact
+    136
+    """
+    peak = as_number("peak_flops", peak_flops, "FLOP/s")
+    bw_s = as_number("bandwidth", bandwidth, "bytes/s")
+    bx, bw, bo = _operand_bytes(x_dtype, w_dtype, out_dtype)
+    if D is None and F is None:
+        return _out(peak / bw_s * bw / 2)
+    if D is None or F is None:
+        raise ValueError("give both D and F for the exact critical batch size, or neither for the B << D, F rule")
+    D_, F_ = _sizes(D=D, F=F)
+    denominator = 2 * D_ * F_ / peak - (bx * D_ + bo * F_) / bw_s
+    with np.errstate(divide="ignore"):
+        b_star = np.where(denominator > 0, (bw * D_ * F_ / bw_s) / np.where(denominator > 0, denominator, 1), math.inf)
+    return _out(b_star)
+
+
+def per_example_matmul_bytes(
+    B: ArrayLike,
+    D: ArrayLike,
+    F: ArrayLike,
+    *,
+    x_dtype: str = "int8",
+    w_dtype: str | None = None,
+    out_dtype: str | None = None,
+) -> FloatOrArray:
+    """Bytes of ``X[B, D] *_D W[B, D, F] -> Z[B, F]``: a separate weight matrix per example.
+
+    The weights are now ``BDF`` elements, so bytes are ``x BD + w BDF + o BF``.
+
+    Examples
+    --------
+    >>> per_example_matmul_bytes(2, 3, 4)   # int8: 6 + 24 + 8
+    38.0
+    """
+    bx, bw, bo = _operand_bytes(x_dtype, w_dtype, out_dtype)
+    B, D, F = _sizes(B=B, D=D, F=F)
+    return _out(bx * B * D + bw * B * D * F + bo * B * F)
+
+
+def per_example_matmul_intensity(
+    B: ArrayLike,
+    D: ArrayLike,
+    F: ArrayLike,
+    *,
+    x_dtype: str = "int8",
+    w_dtype: str | None = None,
+    out_dtype: str | None = None,
+) -> FloatOrArray:
+    """Intensity ``2BDF / (BD + BDF + BF)`` (int8): it tends to 2, whatever ``B`` is.
+
+    Examples
+    --------
+    >>> round(per_example_matmul_intensity(512, 64, 64), 3)   # 2*64*64 / (64 + 64*64 + 64)
+    1.939
+    """
+    flops = matmul_flops(B, D, F)
+    return flops / per_example_matmul_bytes(B, D, F, x_dtype=x_dtype, w_dtype=w_dtype, out_dtype=out_dtype)
+
+
+def _tiles(m: ArrayLike, k: ArrayLike, n: ArrayLike, bm: ArrayLike, bk: ArrayLike, bn: ArrayLike) -> list[float]:
+    sizes = [float(as_size(name, v)) for name, v in dict(m=m, k=k, n=n, bm=bm, bk=bk, bn=bn).items()]
+    for dim, tile, dname, tname in ((sizes[0], sizes[3], "m", "bm"), (sizes[1], sizes[4], "k", "bk"), (sizes[2], sizes[5], "n", "bn")):
+        if dim % tile:
+            raise ValueError(f"{tname}={tile:g} must divide {dname}={dim:g}; pick a tile size that is a divisor")
+    return sizes
+
+
+def tiled_matmul_flops(m: int, k: int, n: int, bm: int, bk: int, bn: int) -> float:
+    """FLOPs of an ``(m, k) @ (k, n)`` matmul done in ``(bm, bk) @ (bk, bn)`` tiles.
+
+    ``2 * tm * tn * tk * bm * bk * bn`` with ``tm = m / bm`` etc., which is
+    ``2mkn``: tiling changes the bytes, not the FLOPs.
+
+    Examples
+    --------
+    >>> tiled_matmul_flops(1024, 1024, 1024, 128, 128, 128) == 2 * 1024**3
+    True
+    """
+    m_, k_, n_, bm_, bk_, bn_ = _tiles(m, k, n, bm, bk, bn)
+    tm, tk, tn = m_ / bm_, k_ / bk_, n_ / bn_
+    return 2 * tm * tn * tk * bm_ * bk_ * bn_
+
+
+def tiled_matmul_bytes(
+    m: int, k: int, n: int, bm: int, bk: int, bn: int, *, in_bytes: float = 2, out_bytes: float = 2
+) -> float:
+    """Bytes moved by the tiled matmul: each output tile reloads its input tiles.
+
+    For each of the ``tm * tn`` output tiles we load ``tk`` pairs of input
+    tiles (``bm*bk + bk*bn`` elements each) and write the ``bm*bn`` output once.
+
+    Examples
+    --------
+    >>> tiled_matmul_bytes(256, 256, 256, 128, 128, 128)   # 4 output tiles, 2 k-steps each
+    655360.0
+    """
+    m_, k_, n_, bm_, bk_, bn_ = _tiles(m, k, n, bm, bk, bn)
+    tm, tk, tn = m_ / bm_, k_ / bk_, n_ / bn_
+    return tm * tn * (tk * in_bytes * (bm_ * bk_ + bk_ * bn_) + out_bytes * bm_ * bn_)
+
+
+def tiled_matmul_intensity(
+    m: int, k: int, n: int, bm: int, bk: int, bn: int, *, in_bytes: float = 2, out_bytes: float = 2
+) -> float:
+    """Intensity of the tiled matmul; for large ``k`` it tends to ``bm*bn / (bm + bn)`` in bf16.
+
+    Examples
+    --------
+    >>> round(tiled_matmul_intensity(4096, 2**20, 4096, 512, 512, 1024), 1)   # tends to 512*1024/1536 = 341.3
+    341.2
+    """
+    flops = tiled_matmul_flops(m, k, n, bm, bk, bn)
+    return flops / tiled_matmul_bytes(m, k, n, bm, bk, bn, in_bytes=in_bytes, out_bytes=out_bytes)
+
+
+def sharded_matmul_t_math(
+    B: ArrayLike, D: ArrayLike, F: ArrayLike, peak_flops: ArrayLike, *, n_chips: int = 2
+) -> FloatOrArray:
+    """Compute time of ``[B, D] @ [D, F]`` split along ``D`` over ``n_chips``: ``2BDF / (n P)``.
+
+    Each chip multiplies its ``D / n`` slice; the (small) cost of adding the
+    partial sums is ignored.
+
+    Examples
+    --------
+    >>> sharded_matmul_t_math(1, 2, 1, 1.0) == 1 * 2 * 1 / 1.0   # BDF / P on 2 chips
+    True
+    """
+    B, D, F = _sizes(B=B, D=D, F=F)
+    n = as_size("n_chips", n_chips)
+    return _out(2 * B * D * F / (n * as_number("peak_flops", peak_flops, "FLOP/s")))
+
+
+def sharded_matmul_t_comms(
+    B: ArrayLike, F: ArrayLike, link_bandwidth: ArrayLike, *, out_dtype: str = "bf16"
+) -> FloatOrArray:
+    """Time to send one chip's partial sum ``Z[B, F]`` to the other over one link, one way.
+
+    A bf16 partial sum is ``BF`` values of 2 bytes: ``2BF`` bytes, not ``4BF``.
+
+    Examples
+    --------
+    >>> sharded_matmul_t_comms(1, 4.5e10, 4.5e10)   # 2 bytes * 4.5e10 values at 4.5e10 bytes/s
+    2.0
+    """
+    B, F = _sizes(B=B, F=F)
+    return _out(dtype_bytes(out_dtype) * B * F / as_number("link_bandwidth", link_bandwidth, "bytes/s"))
+
+
+def sharded_matmul_critical_d(
+    peak_flops: ArrayLike, link_bandwidth: ArrayLike, *, out_dtype: str = "bf16"
+) -> FloatOrArray:
+    """The ``D`` above which the 2-chip, ``D``-sharded matmul is compute-bound.
+
+    ``BDF / P > o BF / W`` gives ``D > o P / W``: it depends on ``D``, not ``B``,
+    because both sides scale with ``BF``.
+
+    Examples
+    --------
+    >>> round(sharded_matmul_critical_d(1.97e14, 4.5e10))   # TPU v5e over one ICI link
+    8756
+    """
+    peak = as_number("peak_flops", peak_flops, "FLOP/s")
+    bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
+    return _out(dtype_bytes(out_dtype) * peak / bw)

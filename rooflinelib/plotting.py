@@ -1,0 +1,195 @@
+"""Roofline plots. Each helper draws on ``ax`` (the current Axes by default) and returns it.
+
+No titles, figure sizes or ``plt.show()`` here: the page that calls a helper
+owns those. Colours are the Okabe-Ito palette, which stays distinct for the
+common kinds of colour blindness.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+
+from rooflinelib import matmul, roofline
+from rooflinelib._checks import as_number
+from rooflinelib.specs import Accelerator, get_accelerator
+
+__all__ = ["OKABE_ITO", "REGION_COLOURS", "plot_roofline", "plot_matmul_batch"]
+
+#: Okabe & Ito (2008) colour-blind-safe palette, black first.
+OKABE_ITO = ("#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
+
+#: Fill colours for the three regions of a roofline plot.
+REGION_COLOURS = {
+    "bound at every bandwidth": "#D55E00",
+    "bound at the lower bandwidths": "#F0E442",
+    "compute-bound": "#009E73",
+}
+
+ChipLike = "str | Accelerator"
+
+
+def _as_chips(chips: "str | Accelerator | Sequence[str | Accelerator]") -> list[Accelerator]:
+    if isinstance(chips, (str, Accelerator)):
+        return [get_accelerator(chips)]
+    out = [get_accelerator(c) for c in chips]
+    if not out:
+        raise ValueError("chips must name at least one accelerator, e.g. 'tpu-v5e'")
+    return out
+
+
+def plot_roofline(
+    chips: "str | Accelerator | Sequence[str | Accelerator]",
+    *,
+    dtype: str = "bf16",
+    bandwidths: Mapping[str, float] | None = None,
+    algorithms: Mapping[str, float] | None = None,
+    intensity_range: tuple[float, float] | None = None,
+    shade: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """Log-log roofline: attainable FLOPs/s against arithmetic intensity.
+
+    Parameters
+    ----------
+    chips : one accelerator (key or :class:`Accelerator`) or several.
+    dtype : which peak FLOPs/s to use as the roof.
+    bandwidths : ``{label: bytes/s}`` to draw instead of each chip's HBM
+        bandwidth (e.g. two bandwidths for one chip, as in the book's figure).
+    algorithms : ``{label: intensity}``; each is marked where it meets the
+        lowest roofline drawn, with a dotted line up to the others.
+    intensity_range : x-axis limits in FLOPs/byte (chosen from the ridges if omitted).
+    shade : fill the regions that are bandwidth-bound at every bandwidth,
+        only at the lower ones, and compute-bound at all of them.
+    ax : the Axes to draw on (default: the current one).
+
+    Returns
+    -------
+    The matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_roofline("tpu-v5e", bandwidths={"BW1": 8.2e11, "BW2": 2e12},
+    ...                    algorithms={"Algo 1": 60, "Algo 2": 600})
+    >>> ax.get_xscale(), ax.get_yscale()
+    ('log', 'log')
+    """
+    if ax is None:
+        ax = plt.gca()
+    accs = _as_chips(chips)
+    if bandwidths is not None and len(accs) > 1:
+        raise ValueError("bandwidths= overrides one chip's HBM bandwidth; pass a single chip with it")
+    lines: list[tuple[str, float, float]] = []  # (label, peak, bandwidth)
+    for acc in accs:
+        peak = acc.peak(dtype)
+        if bandwidths is None:
+            label = acc.name if len(accs) > 1 else f"{acc.name} ({dtype}, HBM)"
+            lines.append((label, peak, acc.hbm_bandwidth))
+        else:
+            for bw_label, bw in bandwidths.items():
+                lines.append((bw_label, peak, float(as_number(f"bandwidths[{bw_label!r}]", bw, "bytes/s"))))
+
+    ridges = [p / b for _, p, b in lines]
+    if intensity_range is None:
+        lo, hi = min(ridges) / 100, max(ridges) * 20
+        if algorithms:
+            lo = min(lo, min(algorithms.values()) / 3)
+            hi = max(hi, max(algorithms.values()) * 3)
+    else:
+        lo, hi = (float(as_number("intensity_range", v, "FLOPs/byte")) for v in intensity_range)
+        if lo >= hi:
+            raise ValueError(f"intensity_range must be (low, high) with low < high, got {intensity_range}")
+    x = np.geomspace(lo, hi, 400)
+
+    if shade:
+        r_lo, r_hi = min(ridges), max(ridges)
+        names = list(REGION_COLOURS)
+        ax.axvspan(lo, r_lo, color=REGION_COLOURS[names[0]], alpha=0.18, lw=0, label="bandwidth-bound")
+        if r_hi > r_lo:
+            ax.axvspan(r_lo, r_hi, color=REGION_COLOURS[names[1]], alpha=0.25, lw=0,
+                       label="bandwidth-bound at the lower bandwidth")
+        ax.axvspan(r_hi, hi, color=REGION_COLOURS[names[2]], alpha=0.15, lw=0, label="compute-bound")
+
+    colours = OKABE_ITO[1:]
+    for i, (label, peak, bw) in enumerate(lines):
+        ax.plot(x, roofline.attainable_flops(x, peak, bw), color=colours[i % len(colours)], lw=2, label=label)
+        ridge = peak / bw
+        ax.plot([ridge], [peak], marker="o", ms=4, color=colours[i % len(colours)])
+
+    if algorithms:
+        for j, (name, intensity) in enumerate(algorithms.items()):
+            ai = float(as_number(f"algorithms[{name!r}]", intensity, "FLOPs/byte"))
+            heights = sorted(float(roofline.attainable_flops(ai, p, b)) for _, p, b in lines)
+            ax.vlines(ai, heights[0], heights[-1], colors="0.3", linestyles=":", lw=1)
+            ax.plot([ai] * len(heights), heights, ls="none", marker="D", ms=6, color="0.15",
+                    markerfacecolor=OKABE_ITO[(j + 4) % len(OKABE_ITO)])
+            ax.annotate(name, (ai, heights[0]), textcoords="offset points", xytext=(6, -12), fontsize=9)
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOPs/byte)")
+    ax.set_ylabel(f"attainable {dtype} FLOPs/s")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_matmul_batch(
+    chip: "str | Accelerator",
+    shapes: Sequence[tuple[int, int]],
+    *,
+    batch_sizes: Sequence[int] | np.ndarray | None = None,
+    dtype: str = "bf16",
+    w_dtype: str | None = None,
+    out_dtype: str | None = None,
+    compute_dtype: str | None = None,
+    bandwidth: float | None = None,
+    mark_critical: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """Attainable FLOPs/s of ``[B, D] @ [D, F]`` against batch size ``B``, one curve per ``(D, F)``.
+
+    Uses the exact bytes (no ``B << D`` approximation); with ``mark_critical``
+    each curve's exact critical batch size is marked with a dashed line.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_matmul_batch("tpu-v5e", [(4096, 4096), (1024, 1024)], w_dtype="int8",
+    ...                        bandwidth=8.2e11)
+    >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    ['D = F = 4096', 'D = F = 1024']
+    """
+    if ax is None:
+        ax = plt.gca()
+    acc = get_accelerator(chip)
+    peak = acc.peak(compute_dtype or dtype)
+    bw = acc.hbm_bandwidth if bandwidth is None else float(as_number("bandwidth", bandwidth, "bytes/s"))
+    B = np.arange(1, 513) if batch_sizes is None else np.asarray(batch_sizes)
+    if not shapes:
+        raise ValueError("shapes must list at least one (D, F) pair, e.g. [(4096, 4096)]")
+    for i, (D, F) in enumerate(shapes):
+        flops = matmul.matmul_flops(B, D, F)
+        num_bytes = matmul.matmul_bytes(B, D, F, x_dtype=dtype, w_dtype=w_dtype, out_dtype=out_dtype)
+        t = np.maximum(flops / peak, num_bytes / bw)
+        label = f"D = F = {D}" if D == F else f"D = {D}, F = {F}"
+        colour = OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)]
+        ax.plot(B, flops / t, color=colour, lw=2, label=label)
+        if mark_critical:
+            b_star = float(matmul.critical_batch_size(peak, bw, D, F, x_dtype=dtype, w_dtype=w_dtype,
+                                                      out_dtype=out_dtype))
+            if b_star <= B.max():
+                ax.axvline(b_star, color=colour, ls="--", lw=1, label=f"_critical B ≈ {b_star:.0f}")
+    ax.axhline(peak, color="0.3", ls=":", lw=1, label=f"_peak {peak:.3g}")
+    ax.set_xlabel("batch size B (tokens)")
+    ax.set_ylabel(f"attainable {compute_dtype or dtype} FLOPs/s")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax

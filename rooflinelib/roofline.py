@@ -1,0 +1,150 @@
+"""The roofline model: pure formulas on floats or numpy arrays.
+
+Every function takes plain numbers (FLOPs, bytes, FLOPs/s, bytes/s) and
+returns a float for scalar input or an array for array input. Nothing here
+knows about chips; :mod:`rooflinelib.specs` supplies the numbers.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from rooflinelib._checks import ArrayLike, FloatOrArray, as_number
+
+__all__ = [
+    "t_math",
+    "t_comms",
+    "RuntimeBounds",
+    "runtime_bounds",
+    "arithmetic_intensity",
+    "critical_intensity",
+    "attainable_flops",
+    "is_compute_bound",
+    "bottleneck",
+]
+
+
+def t_math(flops: ArrayLike, peak_flops: ArrayLike) -> FloatOrArray:
+    """Time in seconds to do ``flops`` at ``peak_flops`` FLOPs/s.
+
+    Examples
+    --------
+    >>> f"{t_math(1e12, 9.89e14) * 1e3:.2f} ms"   # 1e12 FLOPs on an H100 (bf16, dense)
+    '1.01 ms'
+    """
+    return as_number("flops", flops, "FLOPs", allow_zero=True) / as_number("peak_flops", peak_flops, "FLOP/s")
+
+
+def t_comms(num_bytes: ArrayLike, bandwidth: ArrayLike) -> FloatOrArray:
+    """Time in seconds to move ``num_bytes`` at ``bandwidth`` bytes/s.
+
+    Examples
+    --------
+    >>> t_comms(8.2e11, 8.2e11)   # one second's worth of TPU v5e HBM traffic
+    1.0
+    """
+    return as_number("num_bytes", num_bytes, "bytes", allow_zero=True) / as_number("bandwidth", bandwidth, "bytes/s")
+
+
+class RuntimeBounds(NamedTuple):
+    """Lower and upper bounds on a runtime, in seconds.
+
+    ``lower`` assumes compute and communication overlap perfectly,
+    ``upper`` assumes they do not overlap at all.
+    """
+
+    lower: FloatOrArray
+    upper: FloatOrArray
+
+
+def runtime_bounds(t_math: ArrayLike, t_comms: ArrayLike) -> RuntimeBounds:
+    """Lower bound ``max(T_math, T_comms)`` and upper bound ``T_math + T_comms``.
+
+    The upper bound is never more than twice the lower bound.
+
+    Examples
+    --------
+    >>> runtime_bounds(3e-3, 1e-3)
+    RuntimeBounds(lower=0.003, upper=0.004)
+    """
+    tm = as_number("t_math", t_math, "s", allow_zero=True)
+    tc = as_number("t_comms", t_comms, "s", allow_zero=True)
+    lower, upper = np.maximum(tm, tc), np.add(tm, tc)
+    if np.ndim(lower) == 0:
+        return RuntimeBounds(float(lower), float(upper))
+    return RuntimeBounds(lower, upper)
+
+
+def arithmetic_intensity(flops: ArrayLike, num_bytes: ArrayLike) -> FloatOrArray:
+    """FLOPs performed per byte moved.
+
+    Examples
+    --------
+    >>> N = 1_000_000   # bf16 dot product: 2N-1 FLOPs, 2N + 2N bytes in, 2 bytes out
+    >>> round(arithmetic_intensity(2 * N - 1, 4 * N + 2), 4)
+    0.5
+    """
+    return as_number("flops", flops, "FLOPs", allow_zero=True) / as_number("num_bytes", num_bytes, "bytes")
+
+
+def critical_intensity(peak_flops: ArrayLike, bandwidth: ArrayLike) -> FloatOrArray:
+    """FLOPs per byte above which a computation is compute-bound (the ridge point).
+
+    Examples
+    --------
+    >>> round(critical_intensity(1.97e14, 8.2e11))   # TPU v5e, bf16, HBM (the book's rounding)
+    240
+    >>> round(critical_intensity(3.94e14, 8.1e11))   # TPU v5e, int8
+    486
+    """
+    return as_number("peak_flops", peak_flops, "FLOP/s") / as_number("bandwidth", bandwidth, "bytes/s")
+
+
+def attainable_flops(intensity: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike) -> FloatOrArray:
+    """The roofline: FLOPs/s reachable at a given intensity, ``min(peak, intensity * bandwidth)``.
+
+    Examples
+    --------
+    >>> attainable_flops(100.0, 1.97e14, 8.2e11)   # below the ridge: bandwidth-bound
+    82000000000000.0
+    >>> attainable_flops(1000.0, 1.97e14, 8.2e11)  # above it: the compute roof
+    197000000000000.0
+    """
+    i = as_number("intensity", intensity, "FLOPs/byte", allow_zero=True)
+    peak = as_number("peak_flops", peak_flops, "FLOP/s")
+    bw = as_number("bandwidth", bandwidth, "bytes/s")
+    out = np.minimum(peak, i * bw)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def is_compute_bound(t_math: ArrayLike, t_comms: ArrayLike) -> bool | np.ndarray:
+    """True where compute takes at least as long as communication.
+
+    At exactly ``T_math == T_comms`` (the ridge point) both units are saturated;
+    we count that as compute-bound.
+
+    Examples
+    --------
+    >>> is_compute_bound(2e-3, 1e-3)
+    True
+    """
+    tm = as_number("t_math", t_math, "s", allow_zero=True)
+    tc = as_number("t_comms", t_comms, "s", allow_zero=True)
+    out = np.greater_equal(tm, tc)
+    return bool(out) if np.ndim(out) == 0 else out
+
+
+def bottleneck(t_math: ArrayLike, t_comms: ArrayLike) -> str | np.ndarray:
+    """``"compute-bound"`` or ``"communication-bound"`` (an array of them for array input).
+
+    Examples
+    --------
+    >>> bottleneck(1e-3, 4e-3)
+    'communication-bound'
+    """
+    compute = is_compute_bound(t_math, t_comms)
+    if isinstance(compute, bool):
+        return "compute-bound" if compute else "communication-bound"
+    return np.where(compute, "compute-bound", "communication-bound")

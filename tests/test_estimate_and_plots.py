@@ -1,0 +1,97 @@
+"""Chip-aware estimates and the plotting helpers."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import rooflinelib as rl  # noqa: E402
+
+
+def test_estimate_matmul_matches_hand_arithmetic():
+    B, D, F = 512, 8192, 4096
+    est = rl.estimate_matmul("h100-sxm", B, D, F)
+    flops = 2 * B * D * F
+    nbytes = 2 * (B * D + D * F + B * F)
+    assert est.flops == flops
+    assert est.bytes == nbytes
+    assert est.t_math == pytest.approx(flops / 9.895e14)
+    assert est.t_comms == pytest.approx(nbytes / 3.35e12)
+    assert est.t_lower == max(est.t_math, est.t_comms)
+    assert est.t_upper == pytest.approx(est.t_math + est.t_comms)
+    assert est.bound == "compute-bound"  # intensity ~ 431 > 295
+    assert est.as_dict()["chip"] == "h100-sxm"
+
+
+def test_estimate_matmul_mixed_precision_uses_compute_dtype_peak():
+    est = rl.estimate_matmul("tpu-v5e", 200, 8192, 8192, w_dtype="int8")
+    assert est.bytes == 2 * 200 * 8192 + 8192 * 8192 + 2 * 200 * 8192
+    assert est.t_math == pytest.approx(2 * 200 * 8192 * 8192 / 1.97e14)
+    assert est.bound == "compute-bound"  # B = 200 > ~120 with int8 weights
+    assert rl.estimate_matmul("tpu-v5e", 200, 8192, 8192).bound == "communication-bound"
+
+
+def test_chip_critical_batch_size_h100():
+    assert 295 <= rl.chip_critical_batch_size("h100-sxm") <= 298
+
+
+def _labels(ax):
+    return [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+
+
+def test_plot_roofline_two_bandwidths_and_algorithms():
+    fig, ax = plt.subplots()
+    out = rl.plot_roofline("tpu-v5e", bandwidths={"BW1": 8.2e11, "BW2": 2e12},
+                           algorithms={"Algo 1": 50, "Algo 2": 800}, ax=ax)
+    assert out is ax
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "BW1" in _labels(ax) and "BW2" in _labels(ax)
+    assert "arithmetic intensity (FLOPs/byte)" == ax.get_xlabel()
+    # three shaded regions: bound at both, bound only at BW1, compute-bound
+    assert len(ax.patches) == 3
+    # the BW1 line is flat at the peak beyond its ridge (240) and on the slope before it
+    line = next(ln for ln in ax.get_lines() if ln.get_label() == "BW1")
+    x, y = line.get_data()
+    assert y[-1] == pytest.approx(1.97e14)
+    i = np.searchsorted(x, 10.0)
+    assert y[i] == pytest.approx(x[i] * 8.2e11)
+    plt.close(fig)
+
+
+def test_plot_roofline_several_chips():
+    fig, ax = plt.subplots()
+    rl.plot_roofline(["tpu-v5e", "h100-sxm"], ax=ax)
+    assert {"TPU v5e", "NVIDIA H100 SXM"} <= set(_labels(ax))
+    plt.close(fig)
+
+
+def test_plot_roofline_defaults_to_current_axes():
+    fig, ax = plt.subplots()
+    assert rl.plot_roofline("h200") is ax
+    plt.close(fig)
+
+
+def test_plot_roofline_bad_input():
+    with pytest.raises(ValueError, match="bandwidths\\['x'\\] must be > 0"):
+        rl.plot_roofline("tpu-v5e", bandwidths={"x": 0})
+    with pytest.raises(KeyError, match="unknown accelerator"):
+        rl.plot_roofline("tpu-v9")
+    with pytest.raises(ValueError, match="low < high"):
+        rl.plot_roofline("tpu-v5e", intensity_range=(100, 10))
+
+
+def test_plot_matmul_batch_question3():
+    fig, ax = plt.subplots()
+    rl.plot_matmul_batch("tpu-v5e", [(4096, 4096), (1024, 1024)], w_dtype="int8", bandwidth=8.2e11, ax=ax)
+    assert _labels(ax) == ["D = F = 4096", "D = F = 1024"]
+    big = next(ln for ln in ax.get_lines() if ln.get_label() == "D = F = 4096")
+    B, y = big.get_data()
+    # below the knee (B=100) the curve is bandwidth-bound: FLOPs / (bytes / W)
+    b = 100
+    expected = 2 * b * 4096**2 / ((2 * b * 4096 + 4096**2 + 2 * b * 4096) / 8.2e11)
+    assert y[b - 1] == pytest.approx(expected)
+    assert y[-1] == pytest.approx(1.97e14)
+    plt.close(fig)
