@@ -24,13 +24,10 @@ OKABE_ITO = ("#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "
 
 #: Fill colours for the three regions of a roofline plot.
 REGION_COLOURS = {
-    "bound at every bandwidth": "#D55E00",
-    "bound at the lower bandwidths": "#F0E442",
+    "bandwidth-bound everywhere": "#D55E00",
+    "bandwidth-bound on the lower rooflines": "#F0E442",
     "compute-bound": "#009E73",
 }
-
-ChipLike = "str | Accelerator"
-
 
 def _as_chips(chips: "str | Accelerator | Sequence[str | Accelerator]") -> list[Accelerator]:
     if isinstance(chips, (str, Accelerator)):
@@ -108,12 +105,14 @@ def plot_roofline(
 
     if shade:
         r_lo, r_hi = min(ridges), max(ridges)
-        names = list(REGION_COLOURS)
-        ax.axvspan(lo, r_lo, color=REGION_COLOURS[names[0]], alpha=0.18, lw=0, label="bandwidth-bound")
+        several = len(lines) > 1
+        bound_all, bound_some, compute = REGION_COLOURS.values()
+        ax.axvspan(lo, r_lo, color=bound_all, alpha=0.18, lw=0,
+                   label="bandwidth-bound on every roofline" if several else "bandwidth-bound")
         if r_hi > r_lo:
-            ax.axvspan(r_lo, r_hi, color=REGION_COLOURS[names[1]], alpha=0.25, lw=0,
-                       label="bandwidth-bound at the lower bandwidth")
-        ax.axvspan(r_hi, hi, color=REGION_COLOURS[names[2]], alpha=0.15, lw=0, label="compute-bound")
+            ax.axvspan(r_lo, r_hi, color=bound_some, alpha=0.25, lw=0, label="bandwidth-bound on the lower rooflines")
+        ax.axvspan(r_hi, hi, color=compute, alpha=0.15, lw=0,
+                   label="compute-bound on every roofline" if several else "compute-bound")
 
     colours = OKABE_ITO[1:]
     for i, (label, peak, bw) in enumerate(lines):
