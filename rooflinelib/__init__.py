@@ -13,6 +13,15 @@ Examples
 """
 
 from rooflinelib.estimate import MatmulEstimate, chip_critical_batch_size, estimate_matmul
+from rooflinelib.explorer import Explorer, explore, plot_explore
+from rooflinelib.measure import (
+    MachineMeasurement,
+    load_measurement,
+    measure_machine,
+    measured_knee,
+    plot_measurement,
+    reference_measurements,
+)
 from rooflinelib.matmul import (
     DTYPE_BYTES,
     critical_batch_size,
@@ -51,7 +60,9 @@ __all__ = [
     "ACCELERATORS",
     "Accelerator",
     "DTYPE_BYTES",
+    "Explorer",
     "Link",
+    "MachineMeasurement",
     "MatmulEstimate",
     "RuntimeBounds",
     "arithmetic_intensity",
@@ -62,18 +73,25 @@ __all__ = [
     "critical_intensity",
     "dtype_bytes",
     "estimate_matmul",
+    "explore",
     "get_accelerator",
     "is_compute_bound",
     "load_accelerators",
+    "load_measurement",
     "matmul_bytes",
     "matmul_bytes_loaded",
     "matmul_bytes_written",
     "matmul_flops",
     "matmul_intensity",
+    "measure_machine",
+    "measured_knee",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
+    "plot_explore",
     "plot_matmul_batch",
+    "plot_measurement",
     "plot_roofline",
+    "reference_measurements",
     "runtime_bounds",
     "sharded_matmul_critical_d",
     "sharded_matmul_t_comms",

@@ -1,0 +1,71 @@
+"""The command line: output, exit codes and one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rooflinelib.cli import main
+
+
+def test_matmul_prints_the_estimate(capsys):
+    assert main(["matmul", "--chip", "h100-sxm", "-B", "256", "-D", "8192", "-F", "8192", "--dtype", "bf16"]) == 0
+    out = capsys.readouterr().out
+    for word in ("FLOPs", "bytes", "intensity", "T_math", "T_comms", "bounds", "verdict"):
+        assert word in out
+    assert "communication-bound" in out  # intensity 241 < ridge 295
+
+
+def test_unknown_chip_suggests_and_exits_1(capsys):
+    assert main(["matmul", "--chip", "h100", "-B", "1", "-D", "8", "-F", "8"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("rooflinelib: error: unknown accelerator 'h100'") and "h100-sxm" in err
+    assert err.count("\n") == 1
+
+
+def test_dtype_without_a_peak_is_an_error(capsys):
+    assert main(["matmul", "--chip", "tpu-v5e", "-B", "1", "-D", "8", "-F", "8", "--dtype", "fp64"]) == 1
+    assert "no peak for dtype 'fp64'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "2.5"])
+def test_non_positive_sizes_exit_2(bad, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["matmul", "--chip", "h100-sxm", "-B", bad, "-D", "8", "-F", "8"])
+    assert exc.value.code == 2
+    assert "argument -B: must be a positive whole number" in capsys.readouterr().err
+
+
+def test_specs_lists_chips_and_shows_one(capsys):
+    assert main(["specs"]) == 0
+    assert "tpu-v5e" in capsys.readouterr().out
+    assert main(["specs", "tpu-v5e"]) == 0
+    out = capsys.readouterr().out
+    assert "ridge" in out and "source:" in out
+
+
+@pytest.mark.parametrize("sub", ["specs", "matmul", "measure"])
+def test_help_for_every_subcommand(sub):
+    run = subprocess.run([sys.executable, "-m", "rooflinelib", sub, "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and f"usage: rooflinelib {sub}" in run.stdout
+
+
+def test_measure_writes_json_and_png(tmp_path, monkeypatch, capsys):
+    from rooflinelib import measure
+
+    tiny = dict(peak_n=32, stream_mib=1, D=32, batch_sizes=[1, 2, 4], dot_lengths=[100], repeats=2)
+    monkeypatch.setitem(measure.PRESETS, "quick", tiny)
+    assert main(["measure", "--budget", "5", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "peak matmul fp32" in out and "predicted B" in out
+    data = json.loads((tmp_path / "result.json").read_text())
+    assert data["budget_s"] == 5.0 and data["sweep"]
+    assert (tmp_path / "roofline.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_measure_rejects_a_non_positive_budget(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["measure", "--budget", "0"])
+    assert exc.value.code == 2
+    assert "positive number of seconds" in capsys.readouterr().err

@@ -1,0 +1,58 @@
+"""The roofline explorer: its pure logic, its plot and its widget callbacks (no browser)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+import rooflinelib as rl  # noqa: E402
+from rooflinelib.explorer import Explorer, explore, plot_explore  # noqa: E402
+
+
+def test_explore_matches_estimate_and_verdict():
+    s = explore("h100-sxm", "bf16", 256, 8192, 8192)
+    est = rl.estimate_matmul("h100-sxm", 256, 8192, 8192)
+    assert s["t_math"] == est.t_math and s["t_comms"] == est.t_comms
+    assert s["attainable_flops"] == pytest.approx(est.flops / est.t_lower)
+    assert s["side"].startswith("left")
+    assert explore("h100-sxm", "bf16", 1024, 8192, 8192)["side"].startswith("right")
+
+
+def test_plot_marks_the_point_where_explore_puts_it():
+    s = explore("tpu-v5e", "int8", 64, 4096, 4096)
+    fig, ax = plt.subplots()
+    plot_explore(s, ax=ax)
+    plt.close(fig)
+    point = ax.get_lines()[-1]
+    assert point.get_xdata()[0] == s["intensity"] and point.get_ydata()[0] == s["attainable_flops"]
+
+
+def test_widget_callbacks_update_state_and_summary():
+    ex = Explorer(draw=False)
+    assert ex.state["bound"] == "communication-bound"
+    ex.B.value = 2048
+    assert ex.state["B"] == 2048 and ex.state["bound"] == "compute-bound"
+    assert "compute-bound" in ex.summary.value and "T_math" in ex.summary.value
+
+
+def test_changing_chip_refreshes_dtypes():
+    ex = Explorer(draw=False)
+    ex.chip.value = "tpu-v5e"
+    assert set(ex.dtype.options) == set(rl.get_accelerator("tpu-v5e").dtypes)
+    assert ex.state["chip"] == "tpu-v5e"
+
+
+def test_bad_size_shows_error_and_keeps_last_state():
+    ex = Explorer(draw=False)
+    before = dict(ex.state)
+    ex.D.value = 0
+    assert "D must be" in ex.summary.value
+    assert ex.state == before
+
+
+def test_update_draws_into_the_output():
+    ex = Explorer()
+    ex.F.value = 4096
+    assert ex.state["F"] == 4096
