@@ -1,0 +1,58 @@
+"""The figures that *How to Scale Your Model*, Part 1, assumes, stated once.
+
+The chapters compare each of these with the spec table in ``rooflinelib``
+(vendor figures) and say which one they use. Nothing here is computed: these
+are the inputs as the book prints them, with where it prints them.
+
+Examples
+--------
+>>> BOOK["v5e_hbm"].value, BOOK["v5e_hbm_q1"].value
+(820000000000.0, 810000000000.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["BookValue", "BOOK", "SCALING_BOOK", "EXERCISES_URL", "sci"]
+
+SCALING_BOOK = "https://jax-ml.github.io/scaling-book/roofline/"
+EXERCISES_URL = "https://github.com/roofline-course/roofline-course/blob/main/exercises/rooflines/"
+
+
+@dataclass(frozen=True)
+class BookValue:
+    """One number as the book states it, with its unit and where it appears."""
+
+    value: float
+    unit: str
+    where: str
+
+
+BOOK: dict[str, BookValue] = {
+    "v5e_bf16": BookValue(1.97e14, "FLOPs/s", "TPU v5e bf16 peak, throughout Part 1"),
+    "v5e_hbm": BookValue(8.2e11, "bytes/s", "TPU v5e HBM bandwidth, main text and Question 3"),
+    "v5e_hbm_q1": BookValue(8.1e11, "bytes/s", "TPU v5e HBM bandwidth, Question 1"),
+    "v5e_int8": BookValue(3.94e14, "OPs/s", "TPU v5e int8 peak, Question 1"),
+    "v6e_bf16": BookValue(9.1e14, "FLOPs/s", "TPU v6e bf16 peak, first section of Part 1"),
+    "v6e_bf16_part2": BookValue(9.2e14, "FLOPs/s", "TPU v6e bf16 peak, Part 2"),
+    "h100_bf16": BookValue(9.89e14, "FLOPs/s", "H100 bf16 peak, first section of Part 1"),
+    "h100_bf16_sparse": BookValue(1.979e15, "FLOPs/s", "H100 SXM datasheet bf16, 'with sparsity', Question 5"),
+    "h100_bf16_q5": BookValue(1e15, "FLOPs/s", "H100 dense bf16 as rounded in the answer to Question 5"),
+    "h100_hbm": BookValue(3.35e12, "bytes/s", "H100 SXM HBM bandwidth, Question 5"),
+    "ici_one_way": BookValue(4.5e10, "bytes/s", "bandwidth between the two chips, network section"),
+    "v5p_vpu": BookValue(7e12, "FLOPs/s", "TPU v5p VPU, dot-product footnote"),
+}
+
+
+def sci(x: float, digits: int = 3) -> str:
+    """Write ``x`` the way the book does: ``1.97e14``, not ``1.97e+14``.
+
+    Examples
+    --------
+    >>> sci(1.97e14), sci(8.19e11), sci(2 * 8.2e11 / 2, 2)
+    ('1.97e14', '8.19e11', '8.2e11')
+    """
+    mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
