@@ -21,24 +21,28 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-PAGES = [
-    "book/intro",
-    "book/where-does-the-time-go",
-    "book/visualizing-rooflines",
-    "book/matrix-multiplication",
-    "book/network-rooflines",
-    "book/problems",
-    "book/accelerator-specs",
-    "book/errata",
-]
+
+
+def _toc_pages() -> list[str]:
+    """Every page of the book, in the order _toc.yml gives, so a new chapter is tested too."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+    for part in toc.get("parts", []):
+        pages += [chapter["file"] for chapter in part["chapters"]]
+    return pages
+
+
+PAGES = _toc_pages()
 PAGES_WITH_MATH = {"book/where-does-the-time-go", "book/visualizing-rooflines", "book/matrix-multiplication",
                    "book/network-rooflines", "book/problems", "book/errata"}
-PAGES_WITH_FIGURES = {"book/visualizing-rooflines": 2, "book/matrix-multiplication": 1, "book/problems": 1}
+PAGES_WITH_FIGURES = {"book/visualizing-rooflines": 2, "book/matrix-multiplication": 1, "book/problems": 1,
+                      "book/measure-your-machine": 2}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run",
                  "--disable-default-apps", "--disable-extensions"]
