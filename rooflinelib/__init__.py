@@ -19,7 +19,6 @@ from rooflinelib.measure import (
     load_measurement,
     measure_machine,
     measured_knee,
-    plot_measurement,
     reference_measurements,
 )
 from rooflinelib.matmul import (
@@ -40,7 +39,7 @@ from rooflinelib.matmul import (
     tiled_matmul_flops,
     tiled_matmul_intensity,
 )
-from rooflinelib.plotting import plot_matmul_batch, plot_roofline
+from rooflinelib.plotting import plot_matmul_batch, plot_measurement, plot_roofline
 from rooflinelib.roofline import (
     RuntimeBounds,
     arithmetic_intensity,

@@ -128,7 +128,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     from rooflinelib import matmul as mm
-    from rooflinelib.measure import measure_machine, measured_knee, plot_measurement
+    from rooflinelib.measure import measure_machine, measured_knee
+    from rooflinelib.plotting import plot_measurement
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,6 @@ __all__ = [
     "load_measurement",
     "reference_measurements",
     "machine_info",
-    "plot_measurement",
     "PRESETS",
 ]
 
@@ -748,44 +747,3 @@ def _blas_threads() -> int | str:
         if os.environ.get(var, "").isdigit():
             return int(os.environ[var])
     return "unknown"
-
-
-# --------------------------------------------------------------------------- plot
-
-
-def plot_measurement(m: MachineMeasurement, *, dtype: str | None = None, ax: Any = None) -> Any:
-    """The measured roofline (measured peak and copy bandwidth) with the sweep and dot products on it.
-
-    Returns the matplotlib Axes drawn on.
-
-    Examples
-    --------
-    >>> import matplotlib.pyplot as plt
-    >>> m = measure_machine(budget_s=2, progress=False, peak_n=64, stream_mib=1, D=64,
-    ...                     batch_sizes=[1, 8], dot_lengths=[1000])
-    >>> fig, ax = plt.subplots()
-    >>> plot_measurement(m, ax=ax).get_xscale()
-    'log'
-    >>> plt.close(fig)
-    """
-    from rooflinelib.plotting import OKABE_ITO, plot_roofline
-    from rooflinelib.specs import Accelerator
-
-    dtype = dtype or (m.sweep[0].dtype if m.sweep else next(iter(m.peak)))
-    name = m.provenance.get("label") or "this machine"
-    chip = Accelerator.custom(f"{name}, measured", {dtype: m.peak_flops(dtype)}, m.bandwidth("copy"),
-                              source="measured")
-    pts = [p for p in m.sweep if p.dtype == dtype]
-    xs = [p.intensity for p in [*pts, *m.dot]]
-    ridge = chip.critical_intensity(dtype)
-    lo, hi = min([ridge / 100, *xs]) / 2, max([ridge * 20, *xs]) * 2
-    ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), ax=ax)
-    if pts:
-        ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], "o-", color=OKABE_ITO[2], ms=5,
-                label=f"matmul [B, {m.sweep_D}] @ [{m.sweep_D}, {m.sweep_D}], B = "
-                      f"{pts[0].sizes['B']}..{pts[-1].sizes['B']}")
-    if m.dot:
-        ax.plot([p.intensity for p in m.dot], [p.flops_per_s for p in m.dot], "s", color=OKABE_ITO[4], ms=6,
-                label="dot product")
-    ax.legend(loc="lower right", fontsize=8)
-    return ax

@@ -7,7 +7,7 @@ common kinds of colour blindness.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,7 +17,10 @@ from rooflinelib import matmul, roofline
 from rooflinelib._checks import as_number
 from rooflinelib.specs import Accelerator, get_accelerator
 
-__all__ = ["OKABE_ITO", "REGION_COLOURS", "plot_roofline", "plot_matmul_batch"]
+if TYPE_CHECKING:
+    from rooflinelib.measure import MachineMeasurement
+
+__all__ = ["OKABE_ITO", "REGION_COLOURS", "plot_roofline", "plot_matmul_batch", "plot_measurement"]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, black first.
 OKABE_ITO = ("#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
@@ -191,4 +194,40 @@ def plot_matmul_batch(
     ax.set_ylabel(f"attainable {compute_dtype or dtype} FLOPs/s")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    return ax
+
+
+def plot_measurement(m: "MachineMeasurement", *, dtype: str | None = None, ax: Axes | None = None) -> Axes:
+    """The measured roofline (measured peak and copy bandwidth) with the sweep and dot products on it.
+
+    Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.measure import measure_machine
+    >>> m = measure_machine(budget_s=2, progress=False, peak_n=64, stream_mib=1, D=64,
+    ...                     batch_sizes=[1, 8], dot_lengths=[1000])
+    >>> fig, ax = plt.subplots()
+    >>> plot_measurement(m, ax=ax).get_xscale()
+    'log'
+    >>> plt.close(fig)
+    """
+    dtype = dtype or (m.sweep[0].dtype if m.sweep else next(iter(m.peak)))
+    name = m.provenance.get("label") or "this machine"
+    chip = Accelerator.custom(f"{name}, measured", {dtype: m.peak_flops(dtype)}, m.bandwidth("copy"),
+                              source="measured")
+    pts = [p for p in m.sweep if p.dtype == dtype]
+    xs = [p.intensity for p in [*pts, *m.dot]]
+    ridge = chip.critical_intensity(dtype)
+    lo, hi = min([ridge / 100, *xs]) / 2, max([ridge * 20, *xs]) * 2
+    ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), ax=ax)
+    if pts:
+        ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], "o-", color=OKABE_ITO[2], ms=5,
+                label=f"matmul [B, {m.sweep_D}] @ [{m.sweep_D}, {m.sweep_D}], B = "
+                      f"{pts[0].sizes['B']}..{pts[-1].sizes['B']}")
+    if m.dot:
+        ax.plot([p.intensity for p in m.dot], [p.flops_per_s for p in m.dot], "s", color=OKABE_ITO[4], ms=6,
+                label="dot product")
+    ax.legend(loc="lower right", fontsize=8)
     return ax

@@ -86,7 +86,7 @@ class Accelerator:
 
     def critical_intensity(self, dtype: str = "bf16", memory: str = "hbm") -> float:
         """FLOPs per byte at which this chip turns compute-bound (its ridge point)."""
-        return roofline.critical_intensity(self.peak(dtype), self.bandwidth(memory))
+        return float(roofline.critical_intensity(self.peak(dtype), self.bandwidth(memory)))
 
     @classmethod
     def custom(

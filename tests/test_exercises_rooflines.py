@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from grading_support import ASSIGNMENT, NOTEBOOKS, ROOT, copy_course, course_env, is_grade_cell, nbgrader, read
 
