@@ -579,7 +579,7 @@ def sweep_matmul(
     >>> [p.sizes["B"] for p in pts], cut
     ([1, 4, 16], False)
     """
-    budget = budget_s if isinstance(budget_s, _Budget) else _Budget(budget_s, clock)
+    budget = _Budget(budget_s, clock)
     return _sweep(lambda B, w, r: measure_matmul(backend, B, D, D, warmup=w, repeats=r, clock=clock),
                   batch_sizes, "matmul sweep", budget, repeats, progress)
 
@@ -601,7 +601,7 @@ def sweep_dot(
     >>> round(pts[1].intensity, 3)    # (2N - 1) / (4 (2N + 1))
     0.25
     """
-    budget = budget_s if isinstance(budget_s, _Budget) else _Budget(budget_s, clock)
+    budget = _Budget(budget_s, clock)
 
     def one(N: int, w: int, r: int) -> Point:
         t = time_it(backend.dot(N), warmup=w, repeats=r, sync=backend.sync, clock=clock)
@@ -682,10 +682,10 @@ def measure_machine(
     for kind in ("copy", "triad"):
         result.stream[kind] = measure_stream(be, kind, n_elem, repeats=reps)
     # what is left of the budget goes 3:1 to the matmul sweep and the dot products
-    sweep_budget = _Budget(None if budget_s is None else max(budget.left(), 0.1) * 0.75)
+    sweep_budget = None if budget_s is None else max(budget.left(), 0.1) * 0.75
     result.sweep, cut1 = sweep_matmul(be, cfg["D"], cfg["batch_sizes"], repeats=reps, budget_s=sweep_budget,
                                       progress=progress)
-    dot_budget = _Budget(None if budget_s is None else max(budget.left(), 0.05))
+    dot_budget = None if budget_s is None else max(budget.left(), 0.05)
     result.dot, cut2 = sweep_dot(be, cfg["dot_lengths"], repeats=reps, budget_s=dot_budget, progress=progress)
     result.truncated = cut1 or cut2
     result.elapsed_s = budget.clock() - budget.start
