@@ -2,8 +2,10 @@
 
 Spec tables (:mod:`rooflinelib.specs`), roofline formulas
 (:mod:`rooflinelib.roofline`), matmul costs (:mod:`rooflinelib.matmul`),
-chip-aware estimates (:mod:`rooflinelib.estimate`) and plots
-(:mod:`rooflinelib.plotting`). Chapters write ``import rooflinelib as rl``.
+chip-aware estimates (:mod:`rooflinelib.estimate`), measurements of your own
+machine (:mod:`rooflinelib.measure`) and published ones of real accelerators
+(:mod:`rooflinelib.published`), and plots (:mod:`rooflinelib.plotting`).
+Chapters write ``import rooflinelib as rl``.
 
 Examples
 --------
@@ -16,6 +18,7 @@ from rooflinelib.estimate import MatmulEstimate, chip_critical_batch_size, estim
 from rooflinelib.explorer import Explorer, explore, plot_explore
 from rooflinelib.measure import (
     MachineMeasurement,
+    knee_batch_size,
     load_measurement,
     measure_machine,
     measured_knee,
@@ -39,7 +42,14 @@ from rooflinelib.matmul import (
     tiled_matmul_flops,
     tiled_matmul_intensity,
 )
-from rooflinelib.plotting import plot_matmul_batch, plot_measurement, plot_roofline
+from rooflinelib.plotting import (
+    plot_matmul_batch,
+    plot_measurement,
+    plot_published_roofline,
+    plot_published_sweeps,
+    plot_roofline,
+)
+from rooflinelib.published import PublishedMatmul, PublishedMatmuls, get_published_matmuls, published_matmuls
 from rooflinelib.roofline import (
     RuntimeBounds,
     arithmetic_intensity,
@@ -63,6 +73,8 @@ __all__ = [
     "Link",
     "MachineMeasurement",
     "MatmulEstimate",
+    "PublishedMatmul",
+    "PublishedMatmuls",
     "RuntimeBounds",
     "arithmetic_intensity",
     "attainable_flops",
@@ -74,7 +86,9 @@ __all__ = [
     "estimate_matmul",
     "explore",
     "get_accelerator",
+    "get_published_matmuls",
     "is_compute_bound",
+    "knee_batch_size",
     "load_accelerators",
     "load_measurement",
     "matmul_bytes",
@@ -86,9 +100,12 @@ __all__ = [
     "measured_knee",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
+    "published_matmuls",
     "plot_explore",
     "plot_matmul_batch",
     "plot_measurement",
+    "plot_published_roofline",
+    "plot_published_sweeps",
     "plot_roofline",
     "reference_measurements",
     "runtime_bounds",

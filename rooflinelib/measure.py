@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 import numpy as np
 
 from rooflinelib import matmul as _mm
-from rooflinelib._checks import as_size
+from rooflinelib._checks import as_number, as_size
 
 __all__ = [
     "Timing",
@@ -48,6 +48,7 @@ __all__ = [
     "sweep_dot",
     "measure_machine",
     "measured_knee",
+    "knee_batch_size",
     "load_measurement",
     "reference_measurements",
     "machine_info",
@@ -693,11 +694,41 @@ def measure_machine(
     return result
 
 
+def knee_batch_size(B: Sequence[float], flops_per_s: Sequence[float], fraction: float = 0.8) -> float:
+    """Batch size where a sweep of rates first reaches ``fraction`` of its best rate.
+
+    ``B`` and ``flops_per_s`` are the sweep's batch sizes and the rates reached
+    there, in any order. Between two sizes the crossing is interpolated on
+    log-log axes; ``nan`` if fewer than three points (too few to tell a bend
+    from noise).
+
+    Examples
+    --------
+    >>> round(knee_batch_size([1, 4, 16, 64], [10, 40, 100, 100]), 1)   # between B = 4 (40%) and 16
+    11.4
+    """
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    if len(B) != len(flops_per_s):
+        raise ValueError(f"B and flops_per_s must be the same length, got {len(B)} and {len(flops_per_s)}")
+    if len(B) < 3:
+        return math.nan
+    b = np.asarray(as_number("B", B), float)
+    f = np.asarray(as_number("flops_per_s", flops_per_s, "FLOPs/s"), float)
+    order = np.argsort(b)
+    b, f = b[order], f[order]
+    target = fraction * f.max()
+    i = int(np.argmax(f >= target))
+    if i == 0:
+        return float(b[0])
+    lb, lf = np.log(b[i - 1 : i + 1]), np.log(f[i - 1 : i + 1])
+    return float(np.exp(lb[0] + (np.log(target) - lf[0]) * (lb[1] - lb[0]) / (lf[1] - lf[0])))
+
+
 def measured_knee(points: Sequence[Point], fraction: float = 0.8) -> float:
     """Batch size where a measured sweep first reaches ``fraction`` of its plateau (its best FLOPs/s).
 
-    Between two measured sizes the crossing is interpolated on log-log axes;
-    ``nan`` if fewer than three points (too few to tell a bend from noise).
+    :func:`knee_batch_size` on the points' ``B`` and median rates.
 
     Examples
     --------
@@ -706,19 +737,7 @@ def measured_knee(points: Sequence[Point], fraction: float = 0.8) -> float:
     >>> round(measured_knee(pts, 0.8), 1)   # between B = 4 (40%) and B = 16 (100%)
     11.4
     """
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
-    pts = sorted(points, key=lambda p: p.sizes["B"])
-    if len(pts) < 3:
-        return math.nan
-    b = np.array([p.sizes["B"] for p in pts], float)
-    f = np.array([p.flops_per_s for p in pts])
-    target = fraction * f.max()
-    i = int(np.argmax(f >= target))
-    if i == 0:
-        return float(b[0])
-    lb, lf = np.log(b[i - 1 : i + 1]), np.log(f[i - 1 : i + 1])
-    return float(np.exp(lb[0] + (np.log(target) - lf[0]) * (lb[1] - lb[0]) / (lf[1] - lf[0])))
+    return knee_batch_size([p.sizes["B"] for p in points], [p.flops_per_s for p in points], fraction)
 
 
 # --------------------------------------------------------------------------- BLAS details

@@ -19,8 +19,17 @@ from rooflinelib.specs import Accelerator, get_accelerator
 
 if TYPE_CHECKING:
     from rooflinelib.measure import MachineMeasurement
+    from rooflinelib.published import PublishedMatmuls
 
-__all__ = ["OKABE_ITO", "REGION_COLOURS", "plot_roofline", "plot_matmul_batch", "plot_measurement"]
+__all__ = [
+    "OKABE_ITO",
+    "REGION_COLOURS",
+    "plot_roofline",
+    "plot_matmul_batch",
+    "plot_measurement",
+    "plot_published_roofline",
+    "plot_published_sweeps",
+]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, black first.
 OKABE_ITO = ("#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
@@ -230,4 +239,78 @@ def plot_measurement(m: "MachineMeasurement", *, dtype: str | None = None, ax: A
         ax.plot([p.intensity for p in m.dot], [p.flops_per_s for p in m.dot], "s", color=OKABE_ITO[4], ms=6,
                 label="dot product")
     ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_published_roofline(
+    table: "PublishedMatmuls",
+    *,
+    sweeps: Sequence[tuple[int, int]] = ((4096, 4096),),
+    ax: Axes | None = None,
+) -> Axes:
+    """A published table's measured matmuls on its chip's spec roofline.
+
+    Every measured shape is a grey dot; each ``(D, F)`` in ``sweeps`` is joined
+    up as ``[B, D] @ [D, F]`` for growing ``B``; a dotted line marks the best
+    rate measured. Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.published import get_published_matmuls
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_published_roofline(get_published_matmuls("xla-sm90-bf16-matmul"), ax=ax)
+    >>> ax.get_xscale(), ax.get_ylabel()
+    ('log', 'attainable bf16 FLOPs/s')
+    >>> plt.close(fig)
+    """
+    acc = table.accelerator
+    xs = [p.intensity for p in table.points]
+    ridge = acc.critical_intensity(table.dtype)
+    ax = plot_roofline(acc, dtype=table.dtype, intensity_range=(min(xs) / 2, max(ridge * 10, max(xs) * 2)), ax=ax)
+    ax.plot(xs, [p.flops_per_s for p in table.points], "o", ms=3, color="0.45", alpha=0.6,
+            label=f"{len(table.points)} measured shapes")
+    for i, (D, F) in enumerate(sweeps):
+        pts = table.sweep(D, F)
+        ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], "o-", ms=6, lw=1.5,
+                color=OKABE_ITO[(2 + i) % len(OKABE_ITO)],
+                label=f"[B, {D}] @ [{D}, {F}], B = {pts[0].m}..{pts[-1].m}")
+    best = table.best()
+    ax.axhline(best.flops_per_s, color="0.2", ls=":", lw=1,
+               label=f"best measured, {best.flops_per_s / acc.peak(table.dtype):.0%} of the spec peak")
+    ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_published_sweeps(
+    table: "PublishedMatmuls",
+    shapes: Sequence[tuple[int, int]],
+    *,
+    ax: Axes | None = None,
+) -> Axes:
+    """Measured FLOPs/s against batch size ``B`` (markers) over the spec roofline's prediction (lines).
+
+    One colour per ``(D, F)``; the dashed lines are the model's exact critical
+    batch sizes. Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.published import get_published_matmuls
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_published_sweeps(get_published_matmuls("xla-sm90-bf16-matmul"), [(4096, 4096)], ax=ax)
+    >>> ax.get_xscale()
+    'log'
+    >>> plt.close(fig)
+    """
+    sweeps = [table.sweep(D, F) for D, F in shapes]
+    lo, hi = min(p.m for s in sweeps for p in s), max(p.m for s in sweeps for p in s)
+    B = np.unique(np.round(np.geomspace(lo, hi, 200)))
+    ax = plot_matmul_batch(table.accelerator, shapes, batch_sizes=B, dtype=table.dtype, ax=ax)
+    for i, pts in enumerate(sweeps):
+        ax.plot([p.m for p in pts], [p.flops_per_s for p in pts], "o", ms=7, mfc="white", mew=2,
+                color=OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)], label="_measured")
+    ax.plot([], [], "o", ms=7, mfc="white", mew=2, color="0.3", label="measured (circles)")
+    ax.set_xscale("log", base=2)
+    ax.legend(fontsize=8)
     return ax
