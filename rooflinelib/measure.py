@@ -143,7 +143,7 @@ class Backend(Protocol):
     def info(self) -> dict[str, Any]: ...
 
 
-_NUMPY_DTYPES = {"fp32": np.float32, "fp64": np.float64}
+_NUMPY_DTYPES: dict[str, Any] = {"fp32": np.float32, "fp64": np.float64}
 
 
 class NumpyBackend:
@@ -479,8 +479,8 @@ def measure_matmul(
     ('matmul', {'B': 8, 'D': 16, 'F': 16}, 3, 2048.0)
     """
     t = time_it(backend.matmul(B, D, F), warmup=warmup, repeats=repeats, sync=backend.sync, clock=clock)
-    flops = _mm.matmul_flops(B, D, F)
-    nbytes = _mm.matmul_bytes(B, D, F, x_dtype=backend.dtype)
+    flops = float(_mm.matmul_flops(B, D, F))
+    nbytes = float(_mm.matmul_bytes(B, D, F, x_dtype=backend.dtype))
     return _point("matmul", backend.dtype, {"B": B, "D": D, "F": F}, flops, nbytes, t)
 
 
@@ -699,8 +699,9 @@ def knee_batch_size(B: Sequence[float], flops_per_s: Sequence[float], fraction: 
 
     ``B`` and ``flops_per_s`` are the sweep's batch sizes and the rates reached
     there, in any order. Between two sizes the crossing is interpolated on
-    log-log axes; ``nan`` if fewer than three points (too few to tell a bend
-    from noise).
+    log-log axes. If the smallest size already reaches the target, the knee is
+    at or below it and that size is returned; ``nan`` if fewer than three
+    points (too few to tell a bend from noise).
 
     Examples
     --------

@@ -303,6 +303,8 @@ def plot_published_sweeps(
     'log'
     >>> plt.close(fig)
     """
+    if not shapes:
+        raise ValueError("shapes must list at least one (D, F) pair, e.g. [(4096, 4096)]")
     sweeps = [table.sweep(D, F) for D, F in shapes]
     lo, hi = min(p.m for s in sweeps for p in s), max(p.m for s in sweeps for p in s)
     B = np.unique(np.round(np.geomspace(lo, hi, 200)))

@@ -122,15 +122,24 @@ def _parse(raw: Mapping[str, Any], origin: str) -> PublishedMatmuls:
             raise ValueError(f"{origin}: missing {key!r}")
     if list(raw["columns"]) != _COLUMNS:
         raise ValueError(f"{origin}: columns must be {_COLUMNS}, got {raw['columns']}")
+    prov = raw["provenance"]
+    if not isinstance(prov, Mapping) or not all(isinstance(v, str) for v in prov.values()):
+        raise ValueError(f"{origin}: provenance must map names to text, got {prov!r}")
     get_accelerator(raw["chip"])          # an unknown chip fails here, with suggestions
     matmul.dtype_bytes(raw["dtype"])      # and so does an unknown dtype
-    points = []
+    points, seen = [], set()
     for i, row in enumerate(raw["rows"]):
-        ok = (len(row) == 5 and all(isinstance(v, int) and v >= 1 for v in row[:4])
-              and isinstance(row[4], (int, float)) and math.isfinite(row[4]) and row[4] > 0)
+        ok = (isinstance(row, list) and len(row) == 5
+              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in row[:4])
+              and isinstance(row[4], (int, float)) and not isinstance(row[4], bool)
+              and math.isfinite(row[4]) and row[4] > 0)
         if not ok:
             raise ValueError(f"{origin}: row {i} must be [b, m, n, k, flops_per_s], all positive, got {row}")
-        points.append(PublishedMatmul(*row[:4], flops_per_s=float(row[4]), dtype=raw["dtype"]))
+        b, m, n, k, rate = row
+        if (b, m, n, k) in seen:
+            raise ValueError(f"{origin}: row {i} repeats the shape b={b}, m={m}, n={n}, k={k}")
+        seen.add((b, m, n, k))
+        points.append(PublishedMatmul(b, m, n, k, flops_per_s=float(rate), dtype=raw["dtype"]))
     if not points:
         raise ValueError(f"{origin}: no rows")
     return PublishedMatmuls(raw["name"], raw["chip"], raw["dtype"], MappingProxyType(dict(raw["provenance"])),
@@ -139,11 +148,24 @@ def _parse(raw: Mapping[str, Any], origin: str) -> PublishedMatmuls:
 
 @lru_cache(maxsize=1)
 def _load_all() -> Mapping[str, PublishedMatmuls]:
-    folder = resources.files("rooflinelib").joinpath("data/published")
+    return _load_folder(resources.files("rooflinelib").joinpath("data/published"))
+
+
+def _load_folder(folder: Any) -> Mapping[str, PublishedMatmuls]:
+    """Every ``*.json`` table in ``folder`` (a path or package resource), by name."""
     out = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".json"):
-            out[entry.name[:-5]] = _parse(json.loads(entry.read_text(encoding="utf-8")), entry.name)
+            try:
+                raw = json.loads(entry.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{entry.name}: not valid JSON ({err})") from None
+            if not isinstance(raw, dict):
+                raise ValueError(f"{entry.name}: must hold a JSON object, got {type(raw).__name__}")
+            table = _parse(raw, entry.name)
+            if table.name != entry.name[:-5]:
+                raise ValueError(f"{entry.name}: its name is {table.name!r}; a table's name must be its file's stem")
+            out[table.name] = table
     return MappingProxyType(out)
 
 

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import math
 import re
+import statistics
 from importlib import resources
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def test_table_is_the_full_grid():
 
 def test_provenance_says_where_and_how():
     prov = _raw()["provenance"]
-    for key in ("what", "method", "device", "source", "taken_from", "license"):
+    for key in ("what", "method", "device", "not_recorded", "source", "source_note", "taken_from", "license"):
         assert prov.get(key), f"provenance lacks {key!r}"
     assert prov["source"].startswith("https://github.com/openxla/xla/")
     assert "Apache-2.0" in prov["license"]
@@ -135,6 +136,9 @@ def test_unknown_table_suggests_close_names():
         (lambda d: d["rows"].__setitem__(1, [1, 256, 256.5, 256, 1e12]), "row 1 must be"),
         (lambda d: d["rows"].__setitem__(2, [1, 256, 256, 1e12]), "row 2 must be"),
         (lambda d: d.update(rows=[]), "no rows"),
+        (lambda d: d["rows"].__setitem__(4, [True, 256, 256, 256, 1e12]), "row 4 must be"),
+        (lambda d: d["rows"].__setitem__(5, list(d["rows"][0])), "row 5 repeats the shape b=1, m=256, n=256, k=256"),
+        (lambda d: d.update(provenance=["source", "x"]), "provenance must map names to text"),
     ],
 )
 def test_a_bad_file_fails_with_its_name_and_the_problem(change, message):
@@ -153,6 +157,39 @@ def test_a_bad_chip_or_dtype_fails_clearly():
     raw["dtype"] = "bf17"
     with pytest.raises(KeyError, match="unknown dtype 'bf17'"):
         published._parse(raw, "bad.json")
+
+
+def test_a_folder_of_tables_checks_names_and_json(tmp_path):
+    raw = _raw()
+    (tmp_path / f"{NAME}.json").write_text(json.dumps(raw), encoding="utf-8")
+    assert list(published._load_folder(tmp_path)) == [NAME]
+    (tmp_path / "renamed.json").write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(ValueError, match="^renamed.json: its name is 'xla-sm90-bf16-matmul'"):
+        published._load_folder(tmp_path)
+    (tmp_path / "renamed.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="^renamed.json: not valid JSON"):
+        published._load_folder(tmp_path)
+    (tmp_path / "renamed.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match="^renamed.json: must hold a JSON object, got list"):
+        published._load_folder(tmp_path)
+
+
+def test_the_sweep_plot_puts_each_measurement_on_its_own_line_colour():
+    import matplotlib.pyplot as plt
+
+    t = rl.get_published_matmuls(NAME)
+    fig, ax = plt.subplots()
+    rl.plot_published_sweeps(t, [(1024, 1024), (4096, 4096)], ax=ax)
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    circles = [ln for ln in ax.get_lines() if ln.get_label() == "_measured"]
+    assert len(circles) == 2
+    for (D, label), dots in zip([(1024, "D = F = 1024"), (4096, "D = F = 4096")], circles):
+        assert list(dots.get_xdata()) == [256, 512, 1024, 2048, 4096]
+        assert list(dots.get_ydata()) == [r for m, r in _sweep(_raw()["rows"], D)]
+        assert dots.get_color() == lines[label].get_color()
+    with pytest.raises(ValueError, match="shapes must list at least one"):
+        rl.plot_published_sweeps(t, [], ax=ax)
+    plt.close(fig)
 
 
 # ------------------------------------------------------------------ the knee
@@ -216,6 +253,14 @@ def test_importer_reads_one_chip_and_dtype():
         imp.parse_table(HEADER, "sm_90", "f8")
 
 
+def test_importer_refuses_entries_it_cannot_read():
+    imp = _importer()
+    odd = HEADER.replace("        b: 1\n        m: 4\n        n: 2\n        k: 2\n", "        b: 1\n        k: 2\n        m: 4\n        n: 2\n")
+    assert odd != HEADER
+    with pytest.raises(ValueError, match="the 'sm_90' table has 2 entries but the importer could read 1"):
+        imp.parse_table(odd, "sm_90", "bf16xbf16->bf16")
+
+
 def test_importer_refuses_an_incomplete_or_repeated_grid():
     imp = _importer()
     imp.check_grid([[1, 2, 2, 2, 1], [1, 4, 2, 2, 1]])
@@ -272,14 +317,24 @@ def test_the_page_quotes_the_table_correctly():
         if flops / nbytes < ridge:
             left.append((rate / (flops / nbytes * H100_HBM), (b, m, n, k), flops / nbytes, rate * nbytes / flops))
     frac, (b, m, n, k), intensity, bw = max(left)
+    right = [r[4] / H100_BF16 for r in rows if _by_hand(*r[:4])[0] / _by_hand(*r[:4])[1] >= ridge]
+    tiny = min(rows, key=lambda r: _by_hand(*r[:4])[0])                 # 1 x [256, 256] @ [256, 256]
+    t_flops, t_bytes = _by_hand(*tiny[:4])
     claims = [
         "989.5 TFLOP/s dense bf16", "3.35 TB/s HBM", "ridge at 295 FLOPs/byte",
+        f"The table’s best rate, {best[4] / 1e12:.0f} TFLOP/s, is more than an H100 PCIe can do at all ( 756.5 TFLOP/s)",
+        "which has the same peak and 4.8 TB/s of HBM",                      # NVIDIA H200 datasheet
         f"all {len(rows)} measured shapes",
-        f"{best[4] / 1e12:.0f} TFLOP/s, for {best[0]} × [{best[1]}, {best[3]}] @ [{best[3]}, {best[2]}]",
-        f"only {100 * best[4] / H100_BF16:.0f} % of the spec peak",
+        f"The best rate is for {best[0]} × [{best[1]}, {best[3]}] @ [{best[3]}, {best[2]}] , and it is only "
+        f"{100 * best[4] / H100_BF16:.0f} % of the spec peak",
+        f"the {len(right)} shapes right of the ridge reach a median of {100 * statistics.median(right):.0f} % of the peak",
         f"Of the {len(left)} shapes left of the ridge",
         f"{b} × [{m}, {k}] @ [{k}, {n}] (intensity {intensity:.0f} ), at {100 * frac:.0f} % of it",
-        f"effective {bw / 1e12:.1f} TB/s",
+        f"It moves {_by_hand(b, m, n, k)[1] / 1e6:.0f} MB per run",
+        f"effective {bw / 1e12:.1f} TB/s or more",
+        f"at a median of {100 * statistics.median(x[0] for x in left):.0f} %",
+        f"[256, 256] @ [256, 256] , takes {t_flops / tiny[4] * 1e6:.1f} µs, where the roofline allows "
+        f"{max(t_flops / H100_BF16, t_bytes / H100_HBM) * 1e6:.2f} µs",
     ]
     # D = F = 4096: exact crossover 2BD^2/P = 2(2BD + D^2)/W  =>  B* = P / (W - 2P/D)
     big = _sweep(rows, 4096)
@@ -291,18 +346,27 @@ def test_the_page_quotes_the_table_correctly():
     B, rate = small[-1]
     claims += [
         f"predicts \\(B^* \\approx\\) {b_star:.0f}",
-        f"at \\(B \\approx\\) {knee:.0f} , {knee / b_star:.1f} times the prediction",
+        f"level off at {100 * big[-1][1] / H100_BF16:.0f} % of the spec peak",
+        f"between \\(B =\\) {b0} and {b1} (about {knee:.0f} by interpolation, {knee / b_star:.1f} times",
         f"compute-bound from \\(B^* \\approx\\) {H100_BF16 / (H100_HBM - 2 * H100_BF16 / 1024):.0f}",   # 698.1
         f"at only {100 * rate / H100_BF16:.0f} % of the peak",
         f"it takes {2 * B * 1024 * 1024 / rate * 1e6:.1f} µs where \\(T_\\text{{math}}\\) is "
         f"{2 * B * 1024 * 1024 / H100_BF16 * 1e6:.1f} µs",
+        f"at \\(B =\\) 256 this matmul takes {2 * 256 * 1024 * 1024 / small[0][1] * 1e6:.1f} µs, and at "
+        f"\\(B =\\) 512 , {2 * 512 * 1024 * 1024 / small[1][1] * 1e6:.1f} µs",
     ]
     missing = [c for c in claims if c not in text]
     assert not missing, f"not on the page: {missing}"
 
 
 def test_the_pages_general_claims_hold_for_the_data():
-    """The prose says: the best rate is 80-85% of peak, the knee is within 2x of B*, and bigger D is faster at every B."""
+    """What the prose says in words must stay true of the data.
+
+    The best rate is 80-85% of peak; B* and the measured knee fall in the same
+    doubling step; bigger D is faster at every B; doubling B from 256 to 512 at
+    D = 1024 takes "about the same time"; the smallest shape takes many times
+    its roofline time; an H200 has the H100 SXM's peak and more bandwidth.
+    """
     rows = _raw()["rows"]
     assert 0.80 <= max(r[4] for r in rows) / H100_BF16 <= 0.85
     sweeps = {D: dict(_sweep(rows, D)) for D in (1024, 2048, 4096)}
@@ -310,7 +374,15 @@ def test_the_pages_general_claims_hold_for_the_data():
         assert sweeps[1024][B] < sweeps[2048][B] < sweeps[4096][B], f"B = {B}"
     big = _sweep(rows, 4096)
     knee = rl.knee_batch_size([m for m, _ in big], [r for _, r in big])
-    assert 0.5 < knee / (H100_BF16 / (H100_HBM - 2 * H100_BF16 / 4096)) < 2
+    b_star = H100_BF16 / (H100_HBM - 2 * H100_BF16 / 4096)
+    step = next(b for b, _ in big if b > knee)
+    assert step / 2 < b_star < step and step / 2 < knee < step
+    t256, t512 = (2 * B * 1024 * 1024 / sweeps[1024][B] for B in (256, 512))
+    assert t512 / t256 < 1.2
+    flops, nbytes = _by_hand(1, 256, 256, 256)
+    assert flops / min(rows, key=lambda r: _by_hand(*r[:4])[0])[4] > 10 * max(flops / H100_BF16, nbytes / H100_HBM)
+    h200 = rl.get_accelerator("h200")
+    assert h200.peak("bf16") == H100_BF16 and h200.hbm_bandwidth > H100_HBM
 
 
 def test_every_data_file_ships_in_the_package():

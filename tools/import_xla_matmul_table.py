@@ -54,8 +54,9 @@ def parse_table(text: str, chip_key: str, dtype_key: str) -> list[list[int]]:
             raise ValueError(f"entry b={e.group(1)} m={e.group(2)} n={e.group(3)} k={e.group(4)} "
                              f"has no {dtype_key!r} rate; it has {', '.join(map(repr, rates))}")
         rows.append([*(int(g) for g in e.groups()[:4]), int(rates[dtype_key])])
-    if not rows:
-        raise ValueError(f"the {chip_key!r} table has no entries the importer can read")
+    blocks = len(re.findall(r"entries\s*\{\s*b:", section))
+    if not rows or len(rows) != blocks:
+        raise ValueError(f"the {chip_key!r} table has {blocks} entries but the importer could read {len(rows)}")
     return rows
 
 
@@ -108,13 +109,17 @@ def main(argv: list[str] | None = None) -> int:
             "what": (f"Measured speed of batched matmuls [b, m, k] @ [b, k, n] "
                      f"({args.dtype_key}) from the XLA GPU compiler's default matmul performance "
                      f"table, key {args.chip_key!r}"),
-            "method": ("XLA's matmul_perf_table_gen compiles each dot with XLA, runs it once to warm "
-                       "up, then traces the GPU kernels of 5 runs, each on two sets of random inputs; "
-                       "the rate is 2*b*m*n*k FLOPs over the median kernel time"),
+            "method": ("As the source of XLA's table generator (xla/tools/matmul_perf_table_gen.cc) "
+                       "describes it: each dot is compiled with XLA and run once to warm up, then the "
+                       "GPU kernels of 5 runs, each on two sets of random inputs, are traced; the rate "
+                       "is 2·b·m·n·k FLOPs over the median kernel time"),
             "device": ("The table names only the compute capability (sm_90, Hopper). XLA's "
-                       "hlo_op_profiles_data.h labels its sm_90 profiles 'NVIDIA H100 80GB HBM3', "
-                       "the device name of the H100 SXM"),
+                       "hlo_op_profiles_data.h, made by another tool, labels its sm_90 profiles "
+                       "'NVIDIA H100 80GB HBM3', the device name of the H100 SXM"),
+            "not_recorded": ("the exact GPU, its clocks and power limit, the driver, CUDA and library "
+                             "versions, which kernels XLA chose, and the date"),
             "source": UPSTREAM,
+            "source_note": "main may have been regenerated since this copy was taken",
             "taken_from": taken_from,
             "license": "Apache-2.0; Copyright 2025 The OpenXLA Authors",
             "imported_with": "tools/import_xla_matmul_table.py",
@@ -125,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out_dir / f"{args.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     body = ",\n".join("  " + json.dumps(r) for r in rows)
-    head = json.dumps({k: v for k, v in data.items() if k != "rows"}, indent=1)[:-2]
+    head = json.dumps({k: v for k, v in data.items() if k != "rows"}, indent=1, ensure_ascii=False)[:-2]
     out.write_text(f'{head},\n "rows": [\n{body}\n ]\n}}\n', encoding="utf-8")
     print(f"wrote {len(rows)} shapes to {out}")
     return 0
