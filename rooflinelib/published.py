@@ -142,7 +142,7 @@ def _parse(raw: Mapping[str, Any], origin: str) -> PublishedMatmuls:
         points.append(PublishedMatmul(b, m, n, k, flops_per_s=float(rate), dtype=raw["dtype"]))
     if not points:
         raise ValueError(f"{origin}: no rows")
-    return PublishedMatmuls(raw["name"], raw["chip"], raw["dtype"], MappingProxyType(dict(raw["provenance"])),
+    return PublishedMatmuls(raw["name"], raw["chip"], raw["dtype"], MappingProxyType(dict(prov)),
                             tuple(points))
 
 
