@@ -7,12 +7,16 @@ so everything but the widgets can be used, and tested, without a browser.
 
 from __future__ import annotations
 
+import base64
+import html
+import io
 from typing import Any
 
+from rooflinelib._checks import as_size
 from rooflinelib.estimate import estimate_matmul
 from rooflinelib.specs import ACCELERATORS, get_accelerator
 
-__all__ = ["explore", "plot_explore", "Explorer"]
+__all__ = ["Explorer", "explore", "plot_explore"]
 
 
 def explore(chip: str, dtype: str, B: int, D: int, F: int) -> dict[str, Any]:
@@ -26,7 +30,7 @@ def explore(chip: str, dtype: str, B: int, D: int, F: int) -> dict[str, Any]:
     >>> s["side"]
     'left of the ridge (bandwidth-bound)'
     """
-    est = estimate_matmul(chip, B, D, F, dtype=dtype)
+    est = estimate_matmul(chip, B, D, F, precision=dtype)
     compute = est.bound == "compute-bound"
     return {
         **est.as_dict(),
@@ -72,13 +76,28 @@ def _summary_html(s: dict[str, Any]) -> str:
     )
 
 
+def _png_output(state: dict[str, Any]) -> dict[str, Any]:
+    """The plot of ``state`` as one notebook output (a PNG), drawn off-screen without pyplot."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.5, 4))
+    plot_explore(state, ax=fig.subplots())
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    png = base64.b64encode(buf.getvalue()).decode("ascii")
+    text = f"<roofline of {state['chip']} with [{state['B']:.0f}, {state['D']:.0f}] @ [{state['D']:.0f}, {state['F']:.0f}]>"
+    return {"output_type": "display_data", "data": {"image/png": png, "text/plain": text}, "metadata": {}}
+
+
 class Explorer:
     """Chip, dtype, B, D, F controls; a summary and the roofline plot, redrawn on every change.
 
     ``update()`` is the single callback: it reads the widgets, calls
-    :func:`explore`, and refreshes ``summary`` (HTML) and the plot in ``output``.
-    The last result is kept in ``state``; an invalid combination puts its
-    error message in ``summary`` and leaves ``state`` as it was.
+    :func:`explore`, and refreshes ``summary`` (HTML) and the plot, a PNG that
+    is the only output of ``output``. The last result is kept in ``state``; an
+    invalid combination puts its error message in ``summary`` and leaves
+    ``state`` and the plot as they were. The starting values are checked when
+    the explorer is built.
 
     Examples
     --------
@@ -86,18 +105,31 @@ class Explorer:
     >>> ex.B.value = 1024
     >>> ex.state["B"], ex.state["bound"]
     (1024.0, 'compute-bound')
+    >>> Explorer(chip="H100_SXM", draw=False).chip.value
+    'h100-sxm'
+    >>> Explorer(dtype="int4", draw=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: dtype must be one of 'fp32', 'tf32', 'bf16', 'fp8', 'int8' for NVIDIA H100 SXM, got 'int4'
     """
 
     def __init__(self, chip: str = "h100-sxm", dtype: str = "bf16", B: int = 256, D: int = 8192, F: int = 8192,
                  *, draw: bool = True) -> None:
+        acc = get_accelerator(chip)
+        if acc.key not in ACCELERATORS:
+            raise ValueError(f"chip must be one of the spec table's chips ({', '.join(ACCELERATORS)}), got {acc.key!r}")
+        if dtype not in acc.dtypes:
+            raise ValueError(f"dtype must be one of {', '.join(map(repr, acc.dtypes))} for {acc.name}, got {dtype!r}")
+        sizes = {name: int(as_size(name, value)) for name, value in (("B", B), ("D", D), ("F", F))}
+
         import ipywidgets as w
 
-        self.draw = draw
-        self.chip = w.Dropdown(options=list(ACCELERATORS), value=chip, description="chip")
-        self.dtype = w.Dropdown(options=list(get_accelerator(chip).dtypes), value=dtype, description="dtype")
-        self.B = w.IntText(value=B, description="B")
-        self.D = w.IntText(value=D, description="D")
-        self.F = w.IntText(value=F, description="F")
+        self.draw = bool(draw)
+        self.chip = w.Dropdown(options=list(ACCELERATORS), value=acc.key, description="chip")
+        self.dtype = w.Dropdown(options=list(acc.dtypes), value=dtype, description="dtype")
+        self.B = w.IntText(value=sizes["B"], description="B")
+        self.D = w.IntText(value=sizes["D"], description="D")
+        self.F = w.IntText(value=sizes["F"], description="F")
         self.summary = w.HTML()
         self.output = w.Output()
         self.state: dict[str, Any] = {}
@@ -120,23 +152,15 @@ class Explorer:
         """Recompute from the widgets and redraw; returns the new state."""
         try:
             state = explore(self.chip.value, self.dtype.value, self.B.value, self.D.value, self.F.value)
-        except (ValueError, KeyError) as err:
-            self.summary.value = f"<span style='color:#D55E00'>{err.args[0]}</span>"
+        except (ValueError, KeyError, TypeError) as err:
+            msg = err.args[0] if err.args else str(err)
+            self.summary.value = f"<span style='color:#D55E00'>{html.escape(str(msg))}</span>"
             return self.state
         self.state = state
         self.summary.value = _summary_html(state)
         if self.draw:
-            import matplotlib.pyplot as plt
-
-            self.output.clear_output(wait=True)
-            with self.output:
-                fig, ax = plt.subplots(figsize=(6.5, 4))
-                plot_explore(state, ax=ax)
-                plt.show()
-            plt.close(fig)
+            self.output.outputs = (_png_output(state),)
         return state
 
-    def _ipython_display_(self) -> None:  # pragma: no cover - needs a notebook front end
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:  # pragma: no cover - needs a notebook front end
+        return self.widget._repr_mimebundle_(**kwargs)

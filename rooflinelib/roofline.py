@@ -7,11 +7,12 @@ knows about chips; :mod:`rooflinelib.specs` supplies the numbers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-from rooflinelib._checks import ArrayLike, FloatOrArray, as_number
+from rooflinelib._checks import ArrayLike, FloatOrArray, as_number, as_size
 
 __all__ = [
     "t_math",
@@ -23,6 +24,7 @@ __all__ = [
     "attainable_flops",
     "is_compute_bound",
     "bottleneck",
+    "knee_batch_size",
 ]
 
 
@@ -148,3 +150,46 @@ def bottleneck(t_math: ArrayLike, t_comms: ArrayLike) -> str | np.ndarray:
     if isinstance(compute, bool):
         return "compute-bound" if compute else "communication-bound"
     return np.where(compute, "compute-bound", "communication-bound")
+
+
+def knee_batch_size(B: Sequence[float], flops_per_s: Sequence[float], fraction: float = 0.8) -> float:
+    """Batch size where a sweep of rates first reaches ``fraction`` of its best rate.
+
+    ``B`` and ``flops_per_s`` are the sweep's batch sizes (each once) and the
+    rates reached there, in any order. Between two sizes the crossing is
+    interpolated on log-log axes. If the smallest size already reaches the
+    target, the knee is at or below it and that size is returned; ``nan`` if
+    fewer than three points (too few to tell a bend from noise).
+
+    Examples
+    --------
+    >>> round(knee_batch_size([1, 4, 16, 64], [10, 40, 100, 100]), 1)   # between B = 4 (40%) and 16
+    11.4
+    >>> knee_batch_size([1, 1, 1], [1, 2, 3])
+    Traceback (most recent call last):
+    ...
+    ValueError: B must not repeat a batch size, got 1 3 times
+    """
+    frac = float(as_number("fraction", fraction))
+    if frac > 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    if np.ndim(B) != 1 or np.ndim(flops_per_s) != 1:
+        raise ValueError("B and flops_per_s must be flat sequences of numbers, one rate per batch size")
+    if len(B) != len(flops_per_s):
+        raise ValueError(f"B and flops_per_s must be the same length, got {len(B)} and {len(flops_per_s)}")
+    b = np.asarray(as_size("B", B), float)
+    f = np.asarray(as_number("flops_per_s", flops_per_s, "FLOPs/s"), float)
+    values, counts = np.unique(b, return_counts=True)
+    if np.any(counts > 1):
+        i = int(np.argmax(counts > 1))
+        raise ValueError(f"B must not repeat a batch size, got {values[i]:g} {counts[i]} times")
+    if len(b) < 3:
+        return float("nan")
+    order = np.argsort(b)
+    b, f = b[order], f[order]
+    target = frac * f.max()
+    i = int(np.argmax(f >= target))
+    if i == 0:
+        return float(b[0])
+    lb, lf = np.log(b[i - 1 : i + 1]), np.log(f[i - 1 : i + 1])
+    return float(np.exp(lb[0] + (np.log(target) - lf[0]) * (lb[1] - lb[0]) / (lf[1] - lf[0])))

@@ -1,5 +1,7 @@
 """The roofline explorer: its pure logic, its plot and its widget callbacks (no browser)."""
 
+import base64
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -52,7 +54,38 @@ def test_bad_size_shows_error_and_keeps_last_state():
     assert ex.state == before
 
 
+def _png(ex):
+    """The explorer's plot: the single output of its Output widget, decoded."""
+    assert len(ex.output.outputs) == 1, ex.output.outputs
+    return base64.b64decode(ex.output.outputs[0]["data"]["image/png"])
+
+
 def test_update_draws_into_the_output():
     ex = Explorer()
+    first = _png(ex)
+    assert first[:8] == b"\x89PNG\r\n\x1a\n"
     ex.F.value = 4096
     assert ex.state["F"] == 4096
+    redrawn = _png(ex)
+    assert redrawn[:4] == b"\x89PNG" and redrawn != first
+    assert "4096" in ex.output.outputs[0]["data"]["text/plain"]
+    ex.D.value = -1  # invalid: the plot of the last valid state stays
+    assert _png(ex) == redrawn
+    assert Explorer(draw=False).output.outputs == ()
+
+
+def test_chip_is_looked_up_like_everywhere_else():
+    ex = Explorer(chip="H100_SXM", draw=False)
+    assert ex.chip.value == "h100-sxm" and ex.state["chip"] == "h100-sxm"
+    with pytest.raises(KeyError, match="unknown accelerator 'h200-sxm'"):
+        Explorer(chip="h200-sxm", draw=False)
+
+
+def test_bad_starting_values_are_refused_up_front():
+    with pytest.raises(ValueError, match="dtype must be one of .* for NVIDIA H100 SXM, got 'int4'"):
+        Explorer(dtype="int4", draw=False)
+    with pytest.raises(ValueError, match=r"B must be a whole number of elements \(an integer >= 1\), got 0"):
+        Explorer(B=0, draw=False)
+    custom = rl.Accelerator.custom("my chip", {"bf16": 1e14}, 1e12)
+    with pytest.raises(ValueError, match="chip must be one of the spec table's chips"):
+        Explorer(chip=custom, draw=False)

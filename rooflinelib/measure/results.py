@@ -1,0 +1,202 @@
+"""Results as plain data: :class:`Point`, :class:`MachineMeasurement`, their JSON, and the measured knee.
+
+The JSON file is :meth:`MachineMeasurement.to_dict` written out, with a
+``"format"`` number. Files written before the number existed are format 1,
+the same layout, and load as such; a file from a newer format is refused with
+a message saying so, rather than misread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from rooflinelib.roofline import knee_batch_size
+
+__all__ = ["FORMAT", "MachineMeasurement", "Point", "load_measurement", "measured_knee", "reference_measurements"]
+
+#: Version of the JSON layout written by :meth:`MachineMeasurement.save`.
+FORMAT = 1
+
+
+@dataclass
+class Point:
+    """One measured operation: what it was, its FLOPs and bytes, and how long it took.
+
+    Examples
+    --------
+    >>> p = Point("matmul", "fp32", {"B": 1, "D": 2, "F": 2}, flops=8, bytes=28,
+    ...           median_s=1e-6, min_s=1e-6, max_s=2e-6, repeats=3, warmup=1)
+    >>> p.flops_per_s, round(p.intensity, 3)
+    (8000000.0, 0.286)
+    """
+
+    kind: str
+    dtype: str
+    sizes: dict[str, int]
+    flops: float
+    bytes: float
+    median_s: float
+    min_s: float
+    max_s: float
+    repeats: int
+    warmup: int
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per byte, counted the way :mod:`rooflinelib.matmul` counts them."""
+        return self.flops / self.bytes
+
+    @property
+    def flops_per_s(self) -> float:
+        """FLOPs/s at the median time."""
+        return self.flops / self.median_s
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Bytes/s at the median time."""
+        return self.bytes / self.median_s
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "point") -> Point:
+        """A point from its dict; a missing or unknown key is named in the error."""
+        _check_keys(d, {f.name for f in fields(cls)}, set(), where)
+        return cls(**d)
+
+
+def _check_keys(d: Mapping[str, Any], known: set[str], optional: set[str], where: str) -> None:
+    if not isinstance(d, Mapping):
+        # a malformed file is a bad value, reported like every other one in it
+        raise ValueError(f"{where} must be a JSON object, got {type(d).__name__}")  # noqa: TRY004
+    missing, unknown = known - optional - set(d), set(d) - known
+    if missing:
+        raise ValueError(f"{where} lacks {', '.join(sorted(missing))}")
+    if unknown:
+        raise ValueError(f"{where} has unknown key(s) {', '.join(sorted(unknown))}")
+
+
+@dataclass
+class MachineMeasurement:
+    """Everything :func:`~rooflinelib.measure.measure_machine` found, as plain data that round-trips through JSON.
+
+    Examples
+    --------
+    >>> p = Point("copy", "fp32", {"n": 1000}, 0, 8000, 1e-6, 1e-6, 1e-6, 3, 1)
+    >>> m = MachineMeasurement(machine={"device": "cpu"}, stream={"copy": p})
+    >>> m.bandwidth("copy")
+    8000000000.0
+    >>> MachineMeasurement.from_dict(m.to_dict()) == m
+    True
+    """
+
+    machine: dict[str, Any]
+    peak: dict[str, Point] = field(default_factory=dict)
+    stream: dict[str, Point] = field(default_factory=dict)
+    sweep: list[Point] = field(default_factory=list)
+    dot: list[Point] = field(default_factory=list)
+    sweep_D: int = 0
+    budget_s: float | None = None
+    elapsed_s: float = 0.0
+    truncated: bool = False
+    provenance: dict[str, Any] = field(default_factory=dict)
+    format: int = FORMAT
+
+    def peak_flops(self, dtype: str | None = None) -> float:
+        """Measured peak FLOPs/s for ``dtype`` (default: the sweep's dtype).
+
+        The best median rate of any matmul in ``dtype`` in this run: the square
+        peak run, or a sweep point if one of those went faster.
+        """
+        if dtype is None:
+            if not (self.sweep or self.peak):
+                raise KeyError("no matmul measured")
+            dtype = self.sweep[0].dtype if self.sweep else next(iter(self.peak))
+        rates = [p.flops_per_s for p in [*self.peak.values(), *self.sweep] if p.dtype == dtype]
+        if not rates:
+            raise KeyError(f"no matmul measured in dtype {dtype!r}; measured: {', '.join(map(repr, self.peak))}")
+        return max(rates)
+
+    def bandwidth(self, kind: str = "copy") -> float:
+        """Measured memory bandwidth in bytes/s (median) of ``"copy"`` or ``"triad"``."""
+        if kind not in self.stream:
+            raise KeyError(f"no {kind!r} bandwidth measured; measured: {', '.join(map(repr, self.stream))}")
+        return self.stream[kind].bytes_per_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dicts, lists and numbers, ready for :func:`json.dumps`."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], where: str = "measurement") -> MachineMeasurement:
+        """Rebuild a measurement from :meth:`to_dict` output (any format up to :data:`FORMAT`)."""
+        known = {f.name for f in fields(cls)}
+        _check_keys(d, known, known - {"machine"}, where)
+        version = d.get("format", 1)  # files written before the format number are format 1
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= FORMAT:
+            raise ValueError(f"{where}: format {version!r} is not one this rooflinelib reads (1 to {FORMAT}); "
+                             "a newer rooflinelib wrote it")
+        out = dict(d)
+        out["peak"] = {k: Point.from_dict(v, f"{where}: peak {k!r}") for k, v in d.get("peak", {}).items()}
+        out["stream"] = {k: Point.from_dict(v, f"{where}: stream {k!r}") for k, v in d.get("stream", {}).items()}
+        out["sweep"] = [Point.from_dict(v, f"{where}: sweep point {i}") for i, v in enumerate(d.get("sweep", []))]
+        out["dot"] = [Point.from_dict(v, f"{where}: dot point {i}") for i, v in enumerate(d.get("dot", []))]
+        out["format"] = FORMAT
+        return cls(**out)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the measurement as JSON and return the path."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        return path
+
+
+def _read(text: str, where: str) -> MachineMeasurement:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{where}: not valid JSON ({err})") from None
+    return MachineMeasurement.from_dict(raw, where)
+
+
+def load_measurement(path: str | os.PathLike[str]) -> MachineMeasurement:
+    """Read a measurement written by :meth:`MachineMeasurement.save`."""
+    path = Path(path)
+    return _read(path.read_text(encoding="utf-8"), str(path))
+
+
+def reference_measurements(folder: str | os.PathLike[str] | Traversable | None = None) -> dict[str, MachineMeasurement]:
+    """Measurements in ``folder`` (default: the package's ``data/measurements``), by file stem.
+
+    See ``benchmarks/reference_gpu.py`` for how a reference GPU measurement is
+    made; the package folder is empty (and the result ``{}``) until one is added.
+    """
+    where: Traversable | Path
+    if folder is None:
+        where = resources.files("rooflinelib").joinpath("data/measurements")
+    else:
+        where = folder if isinstance(folder, Traversable) else Path(folder)
+    if not where.is_dir():
+        return {}
+    entries: Iterable[Traversable | Path] = sorted(where.iterdir(), key=lambda e: e.name)
+    return {e.name[:-5]: _read(e.read_text(encoding="utf-8"), e.name) for e in entries if e.name.endswith(".json")}
+
+
+def measured_knee(points: Sequence[Point], fraction: float = 0.8) -> float:
+    """Batch size where a measured sweep first reaches ``fraction`` of its plateau (its best FLOPs/s).
+
+    :func:`rooflinelib.knee_batch_size` on the points' ``B`` and median rates.
+
+    Examples
+    --------
+    >>> pts = [Point("matmul", "fp32", {"B": b, "D": 8, "F": 8}, 1.0, 1.0, 1 / f, 1 / f, 1 / f, 1, 1)
+    ...        for b, f in [(1, 10), (4, 40), (16, 100), (64, 100)]]
+    >>> round(measured_knee(pts, 0.8), 1)   # between B = 4 (40%) and B = 16 (100%)
+    11.4
+    """
+    return knee_batch_size([p.sizes["B"] for p in points], [p.flops_per_s for p in points], fraction)
