@@ -1,22 +1,44 @@
-# Two targets a newcomer needs: `make book` (set up + build) and `make test`.
+# The two commands a newcomer needs: `make book` (set up + build) and `make test`.
+# Neither needs root: Python >= 3.11 and Node.js (for MathJax) are enough to build
+# the book. The browser test also needs Debian's chromium; `make test` installs it
+# when run as root and otherwise says which command to run.
+PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+MATHJAX := node_modules/mathjax/es5/tex-chtml.js
+# Executed chapters are cached in _build/.jupyter_cache; the cache is dropped
+# whenever the package the chapters call changes, so no page shows stale numbers.
+LIB_FILES := $(shell find rooflinelib -name '*.py' -o -name '*.toml' -o -name '*.json' 2>/dev/null)
+LIB_STAMP := _build/.rooflinelib-stamp
 
-.PHONY: setup book test clean
+.PHONY: setup book test browser clean
 
 setup: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
-	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet -r requirements.txt
-	bash tools/install-system-deps.sh
+	@$(PYTHON) tools/check_python.py
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
-book: setup
+$(MATHJAX): package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make book needs Node.js and npm for MathJax (https://nodejs.org, or: apt-get install nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(MATHJAX)
+
+$(LIB_STAMP): $(LIB_FILES)
+	rm -rf _build/.jupyter_cache
+	mkdir -p _build && touch $(LIB_STAMP)
+
+book: setup $(MATHJAX) $(LIB_STAMP)
 	$(VENV)/bin/jupyter-book build -W -n --keep-going .
 
-test: setup
+browser:
+	@bash tools/install-browser.sh
+
+test: book browser
 	$(PY) -m pytest
 
 clean:

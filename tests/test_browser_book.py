@@ -6,8 +6,8 @@ start folded and open on a click, and that no request went anywhere but
 localhost. A full-page screenshot of each chapter is written to
 ``_build/screenshots/`` for review.
 
-Needs Debian's ``chromium`` (``tools/install-system-deps.sh`` installs it) and
-a built book (``make book``). It fails, rather than skips, when either is
+Needs Debian's ``chromium`` (``make test`` installs it when run as root) and
+a built book (``make test`` builds it). It fails, rather than skips, when either is
 missing, so that CI cannot pass without running it.
 """
 
@@ -70,7 +70,7 @@ def server():
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium not found; run `bash tools/install-system-deps.sh` (installs Debian's chromium)")
+        pytest.fail("Chromium not found; install it with `sudo apt-get install chromium` and run the tests again")
     from playwright.sync_api import sync_playwright
 
     profile = tmp_path_factory.mktemp("chromium-profile")

@@ -1,40 +1,17 @@
-"""The notebook wiring: pytest re-executes .ipynb and MyST Markdown notebooks, and a broken cell fails."""
+"""The notebook wiring: pytest re-executes the nbgrader sources, the book build executes the chapters,
+and in both a broken cell is an error, not a pass."""
 
+from __future__ import annotations
+
+import re
 import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-
-MYST = textwrap.dedent(
-    """\
-    ---
-    jupytext:
-      text_representation:
-        extension: .md
-        format_name: myst
-    kernelspec:
-      display_name: Python 3
-      language: python
-      name: python3
-    ---
-    # A page
-
-    ```{code-cell} ipython3
-    import rooflinelib as rl
-    assert round(rl.critical_intensity(1.97e14, 8.2e11)) == 240
-    ```
-
-    ```{code-cell} ipython3
-    assert 1 + 1 == BROKEN
-    ```
-    """
-)
 
 
 def _write_ipynb(path: Path, sources: list[str]) -> None:
@@ -45,35 +22,27 @@ def _write_ipynb(path: Path, sources: list[str]) -> None:
 
 
 @pytest.fixture()
-def course_copy(tmp_path: Path) -> Path:
-    for name in ("pyproject.toml", "conftest.py"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    for sub in ("book", "solutions"):
-        (tmp_path / sub).mkdir()
-    return tmp_path
+def course(pytester: pytest.Pytester) -> pytest.Pytester:
+    shutil.copy(ROOT / "pyproject.toml", pytester.path / "pyproject.toml")
+    for sub in ("rooflinelib", "tests", "book", "solutions"):
+        (pytester.path / sub).mkdir()
+    return pytester
 
 
-def _run_pytest(where: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "book", "solutions"],
-        cwd=where, capture_output=True, text=True, timeout=300,
-    )
+def test_solution_notebooks_are_executed_and_a_broken_cell_fails(course: pytest.Pytester) -> None:
+    _write_ipynb(course.path / "solutions" / "ok.ipynb", ["x = 2", "assert x * 21 == 42"])
+    _write_ipynb(course.path / "solutions" / "broken.ipynb", ["y = 1", "assert y == BROKEN"])
+    result = course.runpytest_subprocess("-p", "no:cacheprovider", "solutions")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*NameError*BROKEN*"])
 
 
-def test_notebooks_under_book_and_solutions_are_executed(course_copy: Path) -> None:
-    (course_copy / "book" / "page.md").write_text(MYST)
-    _write_ipynb(course_copy / "solutions" / "ok.ipynb", ["x = 2", "assert x * 21 == 42"])
-    result = _run_pytest(course_copy)
-    out = result.stdout
-    # three cells pass (two in ok.ipynb, the first of page.md); the broken one fails
-    assert "1 failed, 3 passed" in out, out
-    assert "NameError" in out and "BROKEN" in out, out
-    assert result.returncode == 1
-
-
-def test_plain_markdown_pages_are_not_collected(course_copy: Path) -> None:
-    (course_copy / "book" / "notes.md").write_text("# Just prose\n\nNo code here.\n")
-    _write_ipynb(course_copy / "solutions" / "ok.ipynb", ["assert True"])
-    result = _run_pytest(course_copy)
-    assert "1 passed" in result.stdout, result.stdout
-    assert result.returncode == 0
+def test_the_book_build_fails_on_a_broken_cell() -> None:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["execute"]["execute_notebooks"] in {"cache", "force"}, "chapters must be executed by the build"
+    assert config["execute"]["allow_errors"] is False
+    assert config["sphinx"]["config"]["nb_execution_raise_on_error"] is True
+    book_recipe = re.search(r"^book:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    assert book_recipe and "jupyter-book build -W" in book_recipe.group(1), "warnings (and errors) must fail `make book`"
+    assert re.search(r"^test: .*\bbook\b", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M), (
+        "`make test` must build (and so execute) the book before running the tests")

@@ -1,7 +1,7 @@
 """Serve MathJax from the built book instead of a CDN, so math renders offline.
 
 MathJax 3 comes from the npm registry (``package.json``; installed into
-``node_modules/mathjax`` by ``tools/install-system-deps.sh``). This extension
+``node_modules/mathjax`` by ``make book``, which runs ``npm ci``). This extension
 points Sphinx's ``mathjax_path`` at ``vendor/mathjax/tex-chtml.js`` and copies
 the ``es5`` bundle there when the HTML build finishes. It is deliberately not
 under ``_static``: the theme links every ``.js`` file in ``_static`` from every
@@ -24,8 +24,8 @@ SOURCE = _ROOT / "node_modules" / "mathjax" / "es5"
 def _point_at_vendored_copy(app: Sphinx, config) -> None:  # noqa: ANN001
     if not (SOURCE / "tex-chtml.js").is_file():
         raise ExtensionError(
-            f"MathJax not found at {SOURCE}; run `bash tools/install-system-deps.sh` "
-            "(or `npm ci`) in the repository root first"
+            f"MathJax not found at {SOURCE}; run `npm ci` in the repository root "
+            "(`make book` does it)"
         )
     # Sphinx resolves a relative mathjax_path against _static/; step out of it.
     config.mathjax_path = f"../{VENDOR_DIR}/tex-chtml.js"
