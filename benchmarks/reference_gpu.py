@@ -6,7 +6,10 @@ HBM copy and triad over 2 GiB arrays and bf16 dot products, then writes
 file and the chapter "Measure your machine" draws it.
 
     python benchmarks/reference_gpu.py                  # name from the GPU, e.g. nvidia-h100-80gb-hbm3
-    python benchmarks/reference_gpu.py --name h100-sxm --budget 300
+    python benchmarks/reference_gpu.py --name h100-sxm --budget 300 --device cuda:1
+
+The file is :meth:`rooflinelib.measure.MachineMeasurement.save`'s JSON (with
+its ``format`` number); :func:`rooflinelib.load_measurement` reads it back.
 """
 
 from __future__ import annotations
@@ -16,13 +19,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from rooflinelib.measure import TorchBackend, measure_machine  # noqa: E402
-
-GPU_SIZES = {
+GPU_SIZES: dict[str, Any] = {
     "peak_n": 8192,
     "stream_mib": 2048,
     "D": 8192,
@@ -33,6 +34,7 @@ GPU_SIZES = {
 
 
 def driver_version() -> str:
+    """The NVIDIA driver's version from ``nvidia-smi``, or ``"unknown"``."""
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                              capture_output=True, text=True, check=True, timeout=30)
@@ -42,13 +44,19 @@ def driver_version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure, write the JSON, print a one-line summary; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--name", help="file stem for the JSON (default: from the device name)")
     parser.add_argument("--budget", type=float, default=300.0, help="seconds the run may take (300)")
+    parser.add_argument("--device", default="cuda", help="torch device to measure (cuda)")
     parser.add_argument("--out-dir", default=str(ROOT / "rooflinelib" / "data" / "measurements"))
     args = parser.parse_args(argv)
 
-    backend = TorchBackend("bf16")
+    if str(ROOT) not in sys.path:  # run from a checkout without installing rooflinelib
+        sys.path.insert(0, str(ROOT))
+    from rooflinelib.measure import TorchBackend, measure_machine
+
+    backend = TorchBackend("bf16", device=args.device)
     m = measure_machine(backend, preset="full", budget_s=args.budget, **GPU_SIZES)
     m.provenance.update({"driver": driver_version(), "script": "benchmarks/reference_gpu.py",
                          "label": m.machine.get("device", "GPU")})

@@ -6,11 +6,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-import rooflinelib as rl  # noqa: E402
-from rooflinelib.explorer import Explorer, explore, plot_explore  # noqa: E402
+import rooflinelib as rl
+from rooflinelib.explorer import Explorer, explore, plot_explore
 
 
 def test_explore_matches_estimate_and_verdict():

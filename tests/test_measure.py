@@ -1,8 +1,10 @@
 """Honesty properties of rooflinelib.measure: what is timed, what is reported, what is recorded."""
 
+import importlib.util
 import json
 import math
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,7 +14,7 @@ import rooflinelib as rl
 from rooflinelib import measure as M
 from rooflinelib.measure import sweep as S
 
-TINY = dict(peak_n=32, stream_mib=1, D=32, batch_sizes=[1, 2, 4], dot_lengths=[100, 1000], repeats=3)
+TINY = {"peak_n": 32, "stream_mib": 1, "D": 32, "batch_sizes": [1, 2, 4], "dot_lengths": [100, 1000], "repeats": 3}
 
 
 class FakeClock:
@@ -81,6 +83,8 @@ def _fake_torch(clock, log):
         version=SimpleNamespace(cuda="0.0"),
         randn=lambda *shape, device, dtype: (log.append(f"randn {dtype} on {device}"), FakeTensor())[1],
         matmul=lambda x, w: log.append("matmul"),
+        dot=lambda x, y: log.append("dot"),
+        add=lambda b, c, alpha, out: log.append("add"),
         cuda=SimpleNamespace(is_available=lambda: True, get_device_name=lambda device=None: f"Fake GPU {device}",
                              device_count=lambda: 2, synchronize=synchronize),
     )
@@ -310,6 +314,22 @@ def test_reference_measurements_are_valid(tmp_path):
     with pytest.raises(AssertionError, match="device"):
         _check_reference("no-device", M.MachineMeasurement.from_dict(no_device))
     assert rl.reference_measurements(tmp_path / "missing") == {}
+
+
+def test_reference_benchmark_writes_a_file_the_library_loads(tmp_path, monkeypatch):
+    """benchmarks/reference_gpu.py on a fake GPU: its JSON loads and passes the reference checks."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "reference_gpu.py"
+    spec = importlib.util.spec_from_file_location("reference_gpu", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(FakeClock(), []))
+    monkeypatch.setattr(bench, "GPU_SIZES", {**TINY, "dot_lengths": [1000]})
+    monkeypatch.setattr(bench, "driver_version", lambda: "999.9")
+    assert bench.main(["--name", "fake-gpu", "--budget", "5", "--out-dir", str(tmp_path)]) == 0
+    ref = rl.reference_measurements(tmp_path)["fake-gpu"]
+    _check_reference("fake-gpu", ref)
+    assert ref.machine["device"] == "Fake GPU cuda" and ref.provenance["driver"] == "999.9"
+    assert set(ref.peak) == {"bf16"} and ref.sweep_D == TINY["D"]
 
 
 # ------------------------------------------------------------------ the knee
