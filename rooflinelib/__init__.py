@@ -1,11 +1,16 @@
 """rooflinelib: the numbers behind the Roofline Course.
 
 Spec tables (:mod:`rooflinelib.specs`), roofline formulas
-(:mod:`rooflinelib.roofline`), matmul costs (:mod:`rooflinelib.matmul`),
+(:mod:`rooflinelib.roofline`), dtypes and matmul precisions
+(:mod:`rooflinelib.precision`), matmul costs (:mod:`rooflinelib.matmul`),
 chip-aware estimates (:mod:`rooflinelib.estimate`), measurements of your own
 machine (:mod:`rooflinelib.measure`) and published ones of real accelerators
 (:mod:`rooflinelib.published`), and plots (:mod:`rooflinelib.plotting`).
 Chapters write ``import rooflinelib as rl``.
+
+Plotting, measuring and the explorer load on first use (PEP 562), so
+``import rooflinelib`` and the ``rooflinelib specs`` command do not pay for
+matplotlib.
 
 Examples
 --------
@@ -14,20 +19,14 @@ Examples
 295
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from rooflinelib.estimate import MatmulEstimate, chip_critical_batch_size, estimate_matmul
-from rooflinelib.explorer import Explorer, explore, plot_explore
-from rooflinelib.measure import (
-    MachineMeasurement,
-    knee_batch_size,
-    load_measurement,
-    measure_machine,
-    measured_knee,
-    reference_measurements,
-)
 from rooflinelib.matmul import (
-    DTYPE_BYTES,
     critical_batch_size,
-    dtype_bytes,
     matmul_bytes,
     matmul_bytes_loaded,
     matmul_bytes_written,
@@ -42,13 +41,7 @@ from rooflinelib.matmul import (
     tiled_matmul_flops,
     tiled_matmul_intensity,
 )
-from rooflinelib.plotting import (
-    plot_matmul_batch,
-    plot_measurement,
-    plot_published_roofline,
-    plot_published_sweeps,
-    plot_roofline,
-)
+from rooflinelib.precision import DTYPE_BYTES, Precision, dtype_bytes
 from rooflinelib.published import PublishedMatmul, PublishedMatmuls, get_published_matmuls, published_matmuls
 from rooflinelib.roofline import (
     RuntimeBounds,
@@ -57,25 +50,85 @@ from rooflinelib.roofline import (
     bottleneck,
     critical_intensity,
     is_compute_bound,
+    knee_batch_size,
     runtime_bounds,
     t_comms,
     t_math,
 )
-from rooflinelib.specs import ACCELERATORS, Accelerator, Link, get_accelerator, load_accelerators
+from rooflinelib.specs import (
+    ACCELERATORS,
+    Accelerator,
+    Link,
+    accelerator_key,
+    get_accelerator,
+    load_accelerators,
+    normalize_name,
+)
 
+if TYPE_CHECKING:
+    from rooflinelib.explorer import Explorer, explore, plot_explore
+    from rooflinelib.measure import (
+        MachineMeasurement,
+        load_measurement,
+        measure_machine,
+        measured_knee,
+        reference_measurements,
+    )
+    from rooflinelib.plotting import (
+        plot_matmul_batch,
+        plot_measurement,
+        plot_published_roofline,
+        plot_published_sweeps,
+        plot_roofline,
+    )
+
+#: The package's version; the single source that pyproject.toml reads.
 __version__ = "0.1.0"
+
+#: Names loaded from their module on first use: name -> module.
+_LAZY = {
+    "Explorer": "rooflinelib.explorer",
+    "explore": "rooflinelib.explorer",
+    "plot_explore": "rooflinelib.explorer",
+    "MachineMeasurement": "rooflinelib.measure",
+    "load_measurement": "rooflinelib.measure",
+    "measure_machine": "rooflinelib.measure",
+    "measured_knee": "rooflinelib.measure",
+    "reference_measurements": "rooflinelib.measure",
+    "plot_matmul_batch": "rooflinelib.plotting",
+    "plot_measurement": "rooflinelib.plotting",
+    "plot_published_roofline": "rooflinelib.plotting",
+    "plot_published_sweeps": "rooflinelib.plotting",
+    "plot_roofline": "rooflinelib.plotting",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a plotting, measuring or explorer name on first use (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rooflinelib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "ACCELERATORS",
-    "Accelerator",
     "DTYPE_BYTES",
+    "Accelerator",
     "Explorer",
     "Link",
     "MachineMeasurement",
     "MatmulEstimate",
+    "Precision",
     "PublishedMatmul",
     "PublishedMatmuls",
     "RuntimeBounds",
+    "accelerator_key",
     "arithmetic_intensity",
     "attainable_flops",
     "bottleneck",
@@ -98,15 +151,16 @@ __all__ = [
     "matmul_intensity",
     "measure_machine",
     "measured_knee",
+    "normalize_name",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
-    "published_matmuls",
     "plot_explore",
     "plot_matmul_batch",
     "plot_measurement",
     "plot_published_roofline",
     "plot_published_sweeps",
     "plot_roofline",
+    "published_matmuls",
     "reference_measurements",
     "runtime_bounds",
     "sharded_matmul_critical_d",

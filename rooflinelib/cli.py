@@ -17,15 +17,17 @@ verdict     communication-bound
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
+from rooflinelib._checks import as_size
 from rooflinelib.estimate import estimate_matmul
-from rooflinelib.matmul import DTYPE_BYTES
-from rooflinelib.specs import ACCELERATORS, get_accelerator
+from rooflinelib.precision import DTYPE_BYTES
+from rooflinelib.specs import ACCELERATORS, Accelerator, get_accelerator
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 PROG = "rooflinelib"
 
@@ -41,6 +43,10 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a positive whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive whole number (>= 1), got {value}")
+    try:
+        as_size("size", value)
+    except ValueError as err:  # e.g. 401 digits: more than a float holds
+        raise argparse.ArgumentTypeError(str(err).removeprefix("size ")) from None
     return value
 
 
@@ -59,21 +65,14 @@ def _ops_unit(dtype: str) -> str:
     return "OP/s" if dtype.startswith("int") else "FLOP/s"
 
 
-def _si(x: float, unit: str) -> str:
-    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= factor:
-            return f"{x / factor:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}"
+def _si(x: float, unit: str, places: int | None = None) -> str:
+    """``x`` with an SI prefix, e.g. ``819 GB/s`` (matplotlib's engineering formatter, loaded when needed)."""
+    from matplotlib.ticker import EngFormatter
+
+    return str(EngFormatter(unit=unit, places=places, sep=" ").format_data(x))
 
 
-def _seconds(t: float) -> str:
-    for factor, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "us")):
-        if t >= factor:
-            return f"{t / factor:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
-
-
-def _chip(name: str):  # type: ignore[no-untyped-def]
+def _chip(name: str) -> Accelerator:
     try:
         return get_accelerator(name)
     except KeyError as err:
@@ -103,14 +102,14 @@ def cmd_specs(args: argparse.Namespace) -> int:
 
 def cmd_matmul(args: argparse.Namespace) -> int:
     acc = _chip(args.chip)
-    est = estimate_matmul(acc, args.B, args.D, args.F, dtype=args.dtype)
+    est = estimate_matmul(acc, args.B, args.D, args.F, precision=args.dtype)
     rows = [
         ("FLOPs", f"{est.flops:.4g}"),
         ("bytes", f"{est.bytes:.4g}"),
         ("intensity", f"{est.intensity:.1f} FLOPs/byte (chip's ridge {est.critical_intensity:.1f})"),
-        ("T_math", _seconds(est.t_math)),
-        ("T_comms", _seconds(est.t_comms)),
-        ("bounds", f"{_seconds(est.t_lower)} (overlapped) .. {_seconds(est.t_upper)} (serial)"),
+        ("T_math", _si(est.t_math, "s", 1)),
+        ("T_comms", _si(est.t_comms, "s", 1)),
+        ("bounds", f"{_si(est.t_lower, 's', 1)} (overlapped) .. {_si(est.t_upper, 's', 1)} (serial)"),
         ("verdict", est.bound),
     ]
     print(f"matmul [{args.B}, {args.D}] @ [{args.D}, {args.F}] on {acc.name} ({args.dtype})")
@@ -130,7 +129,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from rooflinelib.plotting import plot_measurement
 
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:  # before measuring, so a bad folder fails at once
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise _Error(f"cannot create the --out folder {str(out)!r}: {err.strerror or err}") from None
+    if not os.access(out, os.W_OK):
+        raise _Error(f"cannot write to the --out folder {str(out)!r}: permission denied")
     try:
         m = measure_machine(args.backend, preset=args.preset, budget_s=args.budget, progress=not args.no_progress)
     except RuntimeError as err:  # an optional backend that is missing or has no device
@@ -145,8 +149,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     for kind in m.stream:
         print(f"{kind:<17} {_si(m.bandwidth(kind), 'B/s')}")
     dtype = m.sweep[0].dtype if m.sweep else next(iter(m.peak))
-    b_star = mm.critical_batch_size(m.peak_flops(dtype), m.bandwidth(), m.sweep_D, m.sweep_D,
-                                    x_dtype=dtype)
+    b_star = mm.critical_batch_size(m.peak_flops(dtype), m.bandwidth(), m.sweep_D, m.sweep_D, precision=dtype)
     print(f"knee at D = F = {m.sweep_D}: predicted B = {b_star:.1f}, measured B = {measured_knee(m.sweep):.1f}")
     cut = " (budget reached: some sizes skipped)" if m.truncated else ""
     print(f"took {m.elapsed_s:.1f} s{cut}; wrote {json_path} and {out / 'roofline.png'}")

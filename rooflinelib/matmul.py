@@ -2,74 +2,41 @@
 
 Notation follows the book: ``X[B, D] @ Y[D, F] -> Z[B, F]``, where ``X`` holds
 activations (``B`` tokens), ``Y`` weights, and ``Z`` the output. Each operand
-can have its own dtype, so int8 weights with bf16 activations is one call.
+can have its own dtype: ``precision`` is one dtype name for all three or a
+:class:`~rooflinelib.precision.Precision`, so int8 weights with bf16
+activations is ``precision=Precision("bf16", w="int8")``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Mapping
 
 import numpy as np
 
 from rooflinelib._checks import ArrayLike, FloatOrArray, as_number, as_size
+from rooflinelib.precision import DTYPE_BYTES, Precision, PrecisionLike, dtype_bytes
 
 __all__ = [
     "DTYPE_BYTES",
+    "Precision",
+    "critical_batch_size",
+    "dot_bytes",
+    "dot_flops",
     "dtype_bytes",
-    "matmul_flops",
     "matmul_bytes",
     "matmul_bytes_loaded",
     "matmul_bytes_written",
+    "matmul_flops",
     "matmul_intensity",
-    "critical_batch_size",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
-    "tiled_matmul_flops",
-    "tiled_matmul_bytes",
-    "tiled_matmul_intensity",
-    "sharded_matmul_t_math",
-    "sharded_matmul_t_comms",
     "sharded_matmul_critical_d",
+    "sharded_matmul_t_comms",
+    "sharded_matmul_t_math",
+    "tiled_matmul_bytes",
+    "tiled_matmul_flops",
+    "tiled_matmul_intensity",
 ]
-
-#: Bytes per element of each dtype the course uses.
-DTYPE_BYTES: Mapping[str, float] = {
-    "fp64": 8,
-    "fp32": 4,
-    "tf32": 4,
-    "bf16": 2,
-    "fp16": 2,
-    "fp8": 1,
-    "int8": 1,
-    "int4": 0.5,
-}
-
-
-def dtype_bytes(dtype: str) -> float:
-    """Bytes per element of ``dtype``.
-
-    Examples
-    --------
-    >>> dtype_bytes("int8")
-    1
-    >>> dtype_bytes("bfloat16")
-    Traceback (most recent call last):
-    ...
-    KeyError: "unknown dtype 'bfloat16'; use one of 'fp64', 'fp32', 'tf32', 'bf16', 'fp16', 'fp8', 'int8', 'int4'"
-    """
-    try:
-        return DTYPE_BYTES[dtype]
-    except (KeyError, TypeError):
-        known = ", ".join(repr(d) for d in DTYPE_BYTES)
-        raise KeyError(f"unknown dtype {dtype!r}; use one of {known}") from None
-
-
-def _operand_bytes(x_dtype: str, w_dtype: str | None, out_dtype: str | None) -> tuple[float, float, float]:
-    bx = dtype_bytes(x_dtype)
-    bw = dtype_bytes(w_dtype if w_dtype is not None else x_dtype)
-    bo = dtype_bytes(out_dtype if out_dtype is not None else x_dtype)
-    return bx, bw, bo
 
 
 def _sizes(**dims: ArrayLike) -> list[FloatOrArray]:
@@ -97,68 +64,48 @@ def matmul_flops(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, exact: bool = Fals
     return _out(B * F * (2 * D - 1) if exact else 2 * B * D * F)
 
 
-def matmul_bytes_loaded(
-    B: ArrayLike, D: ArrayLike, F: ArrayLike, *, x_dtype: str = "bf16", w_dtype: str | None = None
-) -> FloatOrArray:
+def matmul_bytes_loaded(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "bf16") -> FloatOrArray:
     """Bytes read from memory: the activations ``X[B, D]`` and the weights ``Y[D, F]``.
 
     Examples
     --------
-    >>> matmul_bytes_loaded(1, 10, 10, x_dtype="bf16", w_dtype="int8")   # 2*10 + 1*100
+    >>> matmul_bytes_loaded(1, 10, 10, precision=Precision("bf16", w="int8"))   # 2*10 + 1*100
     120.0
     """
+    bx, bw, _ = Precision.from_any(precision).bytes
     B, D, F = _sizes(B=B, D=D, F=F)
-    bx, bw, _ = _operand_bytes(x_dtype, w_dtype, None)
     return _out(bx * B * D + bw * D * F)
 
 
-def matmul_bytes_written(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, out_dtype: str = "bf16") -> FloatOrArray:
+def matmul_bytes_written(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "bf16") -> FloatOrArray:
     """Bytes written back: the output ``Z[B, F]``.
 
     Examples
     --------
-    >>> matmul_bytes_written(4, 1000, 8, out_dtype="int8")
+    >>> matmul_bytes_written(4, 1000, 8, precision="int8")
     32.0
     """
+    _, _, bo = Precision.from_any(precision).bytes
     B, D, F = _sizes(B=B, D=D, F=F)
-    return _out(dtype_bytes(out_dtype) * B * F)
+    return _out(bo * B * F)
 
 
-def matmul_bytes(
-    B: ArrayLike,
-    D: ArrayLike,
-    F: ArrayLike,
-    *,
-    x_dtype: str = "bf16",
-    w_dtype: str | None = None,
-    out_dtype: str | None = None,
-) -> FloatOrArray:
-    """All bytes moved: loaded ``X`` and ``Y`` plus written ``Z``.
-
-    ``w_dtype`` and ``out_dtype`` default to ``x_dtype``. In bf16 this is
-    ``2BD + 2DF + 2BF``.
+def matmul_bytes(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "bf16") -> FloatOrArray:
+    """All bytes moved: loaded ``X`` and ``Y`` plus written ``Z``; in bf16 ``2BD + 2DF + 2BF``.
 
     Examples
     --------
-    >>> matmul_bytes(1, 2, 3)                     # 2*2 + 2*6 + 2*3
+    >>> matmul_bytes(1, 2, 3)                       # 2*2 + 2*6 + 2*3
     22.0
-    >>> matmul_bytes(1, 2, 3, x_dtype="int8")    # int8 everywhere: 2 + 6 + 3
+    >>> matmul_bytes(1, 2, 3, precision="int8")    # int8 everywhere: 2 + 6 + 3
     11.0
     """
-    bx, bw, bo = _operand_bytes(x_dtype, w_dtype, out_dtype)
+    bx, bw, bo = Precision.from_any(precision).bytes
     B, D, F = _sizes(B=B, D=D, F=F)
     return _out(bx * B * D + bw * D * F + bo * B * F)
 
 
-def matmul_intensity(
-    B: ArrayLike,
-    D: ArrayLike,
-    F: ArrayLike,
-    *,
-    x_dtype: str = "bf16",
-    w_dtype: str | None = None,
-    out_dtype: str | None = None,
-) -> FloatOrArray:
+def matmul_intensity(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "bf16") -> FloatOrArray:
     """Arithmetic intensity ``2BDF / bytes``; in bf16 ``BDF / (BD + DF + BF)``, about ``B`` when ``B << D, F``.
 
     Examples
@@ -166,7 +113,7 @@ def matmul_intensity(
     >>> round(matmul_intensity(256, 8192, 8192), 1)    # close to B = 256 when B << D, F
     240.9
     """
-    return matmul_flops(B, D, F) / matmul_bytes(B, D, F, x_dtype=x_dtype, w_dtype=w_dtype, out_dtype=out_dtype)
+    return matmul_flops(B, D, F) / matmul_bytes(B, D, F, precision=precision)
 
 
 def critical_batch_size(
@@ -175,9 +122,7 @@ def critical_batch_size(
     D: ArrayLike | None = None,
     F: ArrayLike | None = None,
     *,
-    x_dtype: str = "bf16",
-    w_dtype: str | None = None,
-    out_dtype: str | None = None,
+    precision: PrecisionLike = "bf16",
 ) -> FloatOrArray:
     """Batch size (tokens) above which ``[B, D] @ [D, F]`` is compute-bound.
 
@@ -194,14 +139,15 @@ def critical_batch_size(
     --------
     >>> round(critical_batch_size(1.97e14, 8.2e11))                   # bf16, approximation
     240
-    >>> round(critical_batch_size(1.97e14, 8.2e11, w_dtype="int8"))   # int8 weights, bf16 compute
+    >>> int8_weights = Precision("bf16", w="int8")                    # bf16 compute
+    >>> round(critical_batch_size(1.97e14, 8.2e11, precision=int8_weights))
     120
-    >>> round(critical_batch_size(1.97e14, 8.2e11, 4096, 4096, w_dtype="int8"))  # exact
+    >>> round(critical_batch_size(1.97e14, 8.2e11, 4096, 4096, precision=int8_weights))  # exact
     136
     """
     peak = as_number("peak_flops", peak_flops, "FLOP/s")
     bw_s = as_number("bandwidth", bandwidth, "bytes/s")
-    bx, bw, bo = _operand_bytes(x_dtype, w_dtype, out_dtype)
+    bx, bw, bo = Precision.from_any(precision).bytes
     if D is None and F is None:
         return _out(peak / bw_s * bw / 2)
     if D is None or F is None:
@@ -214,13 +160,7 @@ def critical_batch_size(
 
 
 def per_example_matmul_bytes(
-    B: ArrayLike,
-    D: ArrayLike,
-    F: ArrayLike,
-    *,
-    x_dtype: str = "int8",
-    w_dtype: str | None = None,
-    out_dtype: str | None = None,
+    B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "int8"
 ) -> FloatOrArray:
     """Bytes of ``X[B, D] *_D W[B, D, F] -> Z[B, F]``: a separate weight matrix per example.
 
@@ -231,19 +171,13 @@ def per_example_matmul_bytes(
     >>> per_example_matmul_bytes(2, 3, 4)   # int8: 6 + 24 + 8
     38.0
     """
-    bx, bw, bo = _operand_bytes(x_dtype, w_dtype, out_dtype)
+    bx, bw, bo = Precision.from_any(precision).bytes
     B, D, F = _sizes(B=B, D=D, F=F)
     return _out(bx * B * D + bw * B * D * F + bo * B * F)
 
 
 def per_example_matmul_intensity(
-    B: ArrayLike,
-    D: ArrayLike,
-    F: ArrayLike,
-    *,
-    x_dtype: str = "int8",
-    w_dtype: str | None = None,
-    out_dtype: str | None = None,
+    B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "int8"
 ) -> FloatOrArray:
     """Intensity ``2BDF / (BD + BDF + BF)`` (int8): it tends to 2, whatever ``B`` is.
 
@@ -252,8 +186,7 @@ def per_example_matmul_intensity(
     >>> round(per_example_matmul_intensity(512, 64, 64), 3)   # 2*64*64 / (64 + 64*64 + 64)
     1.939
     """
-    flops = matmul_flops(B, D, F)
-    return flops / per_example_matmul_bytes(B, D, F, x_dtype=x_dtype, w_dtype=w_dtype, out_dtype=out_dtype)
+    return matmul_flops(B, D, F) / per_example_matmul_bytes(B, D, F, precision=precision)
 
 
 def _tiles(m: ArrayLike, k: ArrayLike, n: ArrayLike, bm: ArrayLike, bk: ArrayLike, bn: ArrayLike) -> list[float]:
@@ -281,25 +214,27 @@ def tiled_matmul_flops(m: int, k: int, n: int, bm: int, bk: int, bn: int) -> flo
 
 
 def tiled_matmul_bytes(
-    m: int, k: int, n: int, bm: int, bk: int, bn: int, *, in_bytes: float = 2, out_bytes: float = 2
+    m: int, k: int, n: int, bm: int, bk: int, bn: int, *, precision: PrecisionLike = "bf16"
 ) -> float:
     """Bytes moved by the tiled matmul: each output tile reloads its input tiles.
 
     For each of the ``tm * tn`` output tiles we load ``tk`` pairs of input
-    tiles (``bm*bk + bk*bn`` elements each) and write the ``bm*bn`` output once.
+    tiles (``bm*bk`` elements of ``x``, ``bk*bn`` of ``w``) and write the
+    ``bm*bn`` output once.
 
     Examples
     --------
     >>> tiled_matmul_bytes(256, 256, 256, 128, 128, 128)   # 4 output tiles, 2 k-steps each
     655360.0
     """
+    bx, bw, bo = Precision.from_any(precision).bytes
     m_, k_, n_, bm_, bk_, bn_ = _tiles(m, k, n, bm, bk, bn)
     tm, tk, tn = m_ / bm_, k_ / bk_, n_ / bn_
-    return tm * tn * (tk * in_bytes * (bm_ * bk_ + bk_ * bn_) + out_bytes * bm_ * bn_)
+    return tm * tn * (tk * (bx * bm_ * bk_ + bw * bk_ * bn_) + bo * bm_ * bn_)
 
 
 def tiled_matmul_intensity(
-    m: int, k: int, n: int, bm: int, bk: int, bn: int, *, in_bytes: float = 2, out_bytes: float = 2
+    m: int, k: int, n: int, bm: int, bk: int, bn: int, *, precision: PrecisionLike = "bf16"
 ) -> float:
     """Intensity of the tiled matmul; for large ``k`` it tends to ``bm*bn / (bm + bn)`` in bf16.
 
@@ -309,7 +244,7 @@ def tiled_matmul_intensity(
     341.2
     """
     flops = tiled_matmul_flops(m, k, n, bm, bk, bn)
-    return flops / tiled_matmul_bytes(m, k, n, bm, bk, bn, in_bytes=in_bytes, out_bytes=out_bytes)
+    return flops / tiled_matmul_bytes(m, k, n, bm, bk, bn, precision=precision)
 
 
 def sharded_matmul_t_math(
@@ -331,7 +266,7 @@ def sharded_matmul_t_math(
 
 
 def sharded_matmul_t_comms(
-    B: ArrayLike, F: ArrayLike, link_bandwidth: ArrayLike, *, out_dtype: str = "bf16"
+    B: ArrayLike, F: ArrayLike, link_bandwidth: ArrayLike, *, precision: PrecisionLike = "bf16"
 ) -> FloatOrArray:
     """Time to send one chip's partial sum ``Z[B, F]`` to the other over one link, one way.
 
@@ -342,12 +277,13 @@ def sharded_matmul_t_comms(
     >>> sharded_matmul_t_comms(1, 4.5e10, 4.5e10)   # 2 bytes * 4.5e10 values at 4.5e10 bytes/s
     2.0
     """
+    _, _, bo = Precision.from_any(precision).bytes
     B, F = _sizes(B=B, F=F)
-    return _out(dtype_bytes(out_dtype) * B * F / as_number("link_bandwidth", link_bandwidth, "bytes/s"))
+    return _out(bo * B * F / as_number("link_bandwidth", link_bandwidth, "bytes/s"))
 
 
 def sharded_matmul_critical_d(
-    peak_flops: ArrayLike, link_bandwidth: ArrayLike, *, out_dtype: str = "bf16"
+    peak_flops: ArrayLike, link_bandwidth: ArrayLike, *, precision: PrecisionLike = "bf16"
 ) -> FloatOrArray:
     """The ``D`` above which the 2-chip, ``D``-sharded matmul is compute-bound.
 
@@ -361,4 +297,27 @@ def sharded_matmul_critical_d(
     """
     peak = as_number("peak_flops", peak_flops, "FLOP/s")
     bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
-    return _out(dtype_bytes(out_dtype) * peak / bw)
+    _, _, bo = Precision.from_any(precision).bytes
+    return _out(bo * peak / bw)
+
+
+def dot_flops(N: int) -> float:
+    """FLOPs of a length-``N`` dot product: ``N`` multiplies and ``N - 1`` adds.
+
+    Examples
+    --------
+    >>> dot_flops(1000)
+    1999.0
+    """
+    return float(2 * as_size("N", N) - 1)
+
+
+def dot_bytes(N: int, dtype: str = "fp32") -> float:
+    """Bytes of a dot product: two length-``N`` vectors read, one scalar written, all in ``dtype``.
+
+    Examples
+    --------
+    >>> dot_bytes(1000)           # 4 * (2 * 1000 + 1)
+    8004.0
+    """
+    return float(dtype_bytes(dtype) * (2 * as_size("N", N) + 1))

@@ -7,43 +7,69 @@ common kinds of colour blindness.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.axes import Axes
 
 from rooflinelib import matmul, roofline
-from rooflinelib._checks import as_number
+from rooflinelib._checks import as_number, as_size
+from rooflinelib.precision import Precision, PrecisionLike
 from rooflinelib.specs import Accelerator, get_accelerator
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from rooflinelib.measure import MachineMeasurement
     from rooflinelib.published import PublishedMatmuls
 
 __all__ = [
     "OKABE_ITO",
     "REGION_COLOURS",
-    "plot_roofline",
     "plot_matmul_batch",
     "plot_measurement",
     "plot_published_roofline",
     "plot_published_sweeps",
+    "plot_roofline",
 ]
 
 #: Okabe & Ito (2008) colour-blind-safe palette, black first.
 OKABE_ITO = ("#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
 
 #: Fill colours for the three regions of a roofline plot.
-REGION_COLOURS = {
-    "bandwidth-bound everywhere": "#D55E00",
-    "bandwidth-bound on the lower rooflines": "#F0E442",
-    "compute-bound": "#009E73",
-}
+REGION_COLOURS: Mapping[str, str] = MappingProxyType(
+    {
+        "bandwidth-bound everywhere": "#D55E00",
+        "bandwidth-bound on the lower rooflines": "#F0E442",
+        "compute-bound": "#009E73",
+    }
+)
 
-def _as_chips(chips: "str | Accelerator | Sequence[str | Accelerator]") -> list[Accelerator]:
+
+def _current_axes(ax: Axes | None) -> Axes:
+    """``ax``, or pyplot's current Axes (pyplot is imported only when needed)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.gca()
+
+
+def _intensities(name: str, values: Mapping[str, float] | None, unit: str) -> dict[str, float]:
+    """Check a ``{label: number}`` mapping (``None`` gives ``{}``)."""
+    if values is None:
+        return {}
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{name} must map labels to numbers, e.g. {{'label': 100}}, got {values!r}")
+    return {str(k): float(as_number(f"{name}[{k!r}]", v, unit, scalar=True)) for k, v in values.items()}
+
+
+def _as_chips(chips: str | Accelerator | Sequence[str | Accelerator]) -> list[Accelerator]:
     if isinstance(chips, (str, Accelerator)):
         return [get_accelerator(chips)]
+    if not isinstance(chips, Sequence):
+        raise TypeError(f"chips must be a chip key, an Accelerator or a list of them, got {chips!r}")
     out = [get_accelerator(c) for c in chips]
     if not out:
         raise ValueError("chips must name at least one accelerator, e.g. 'tpu-v5e'")
@@ -51,14 +77,16 @@ def _as_chips(chips: "str | Accelerator | Sequence[str | Accelerator]") -> list[
 
 
 def plot_roofline(
-    chips: "str | Accelerator | Sequence[str | Accelerator]",
+    chips: str | Accelerator | Sequence[str | Accelerator],
     *,
     dtype: str = "bf16",
     bandwidths: Mapping[str, float] | None = None,
     algorithms: Mapping[str, float] | None = None,
     intensity_range: tuple[float, float] | None = None,
     shade: bool = True,
+    legend: bool = True,
     ax: Axes | None = None,
+    **line_kw: Any,
 ) -> Axes:
     """Log-log roofline: attainable FLOPs/s against arithmetic intensity.
 
@@ -73,7 +101,12 @@ def plot_roofline(
     intensity_range : x-axis limits in FLOPs/byte (chosen from the ridges if omitted).
     shade : fill the regions that are bandwidth-bound at every bandwidth,
         only at the lower ones, and compute-bound at all of them.
+    legend : add a legend (its style follows your matplotlib settings).
     ax : the Axes to draw on (default: the current one).
+    **line_kw : passed to :meth:`~matplotlib.axes.Axes.plot` for the rooflines
+        (e.g. ``lw=1``, ``ls="--"``).
+
+    Every argument is checked before anything is drawn.
 
     Returns
     -------
@@ -87,12 +120,18 @@ def plot_roofline(
     ...                    algorithms={"Algo 1": 60, "Algo 2": 600})
     >>> ax.get_xscale(), ax.get_yscale()
     ('log', 'log')
+    >>> plot_roofline("tpu-v5e", algorithms={"a": -1})
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithms['a'] must be > 0 FLOPs/byte, got -1
     """
-    if ax is None:
-        ax = plt.gca()
     accs = _as_chips(chips)
     if bandwidths is not None and len(accs) > 1:
         raise ValueError("bandwidths= overrides one chip's HBM bandwidth; pass a single chip with it")
+    bws = _intensities("bandwidths", bandwidths, "bytes/s")
+    if bandwidths is not None and not bws:
+        raise ValueError("bandwidths must name at least one bandwidth, e.g. {'HBM': 8.2e11}")
+    algos = _intensities("algorithms", algorithms, "FLOPs/byte")
     lines: list[tuple[str, float, float]] = []  # (label, peak, bandwidth)
     for acc in accs:
         peak = acc.peak(dtype)
@@ -100,21 +139,22 @@ def plot_roofline(
             label = acc.name if len(accs) > 1 else f"{acc.name} ({dtype}, HBM)"
             lines.append((label, peak, acc.hbm_bandwidth))
         else:
-            for bw_label, bw in bandwidths.items():
-                lines.append((bw_label, peak, float(as_number(f"bandwidths[{bw_label!r}]", bw, "bytes/s"))))
+            lines.extend((bw_label, peak, bw) for bw_label, bw in bws.items())
 
     ridges = [p / b for _, p, b in lines]
     if intensity_range is None:
         lo, hi = min(ridges) / 100, max(ridges) * 20
-        if algorithms:
-            lo = min(lo, min(algorithms.values()) / 3)
-            hi = max(hi, max(algorithms.values()) * 3)
+        if algos:
+            lo, hi = min(lo, min(algos.values()) / 3), max(hi, max(algos.values()) * 3)
     else:
-        lo, hi = (float(as_number("intensity_range", v, "FLOPs/byte")) for v in intensity_range)
+        if not isinstance(intensity_range, Sequence) or len(intensity_range) != 2:
+            raise ValueError(f"intensity_range must be (low, high) in FLOPs/byte, got {intensity_range!r}")
+        lo, hi = (float(as_number("intensity_range", v, "FLOPs/byte", scalar=True)) for v in intensity_range)
         if lo >= hi:
             raise ValueError(f"intensity_range must be (low, high) with low < high, got {intensity_range}")
     x = np.geomspace(lo, hi, 400)
 
+    ax = _current_axes(ax)
     if shade:
         r_lo, r_hi = min(ridges), max(ridges)
         several = len(lines) > 1
@@ -128,18 +168,16 @@ def plot_roofline(
 
     colours = OKABE_ITO[1:]
     for i, (label, peak, bw) in enumerate(lines):
-        ax.plot(x, roofline.attainable_flops(x, peak, bw), color=colours[i % len(colours)], lw=2, label=label)
-        ridge = peak / bw
-        ax.plot([ridge], [peak], marker="o", ms=4, color=colours[i % len(colours)])
+        kw = {"color": colours[i % len(colours)], "lw": 2, "label": label, **line_kw}
+        (line,) = ax.plot(x, roofline.attainable_flops(x, peak, bw), **kw)
+        ax.plot([peak / bw], [peak], marker="o", ms=4, color=line.get_color())
 
-    if algorithms:
-        for j, (name, intensity) in enumerate(algorithms.items()):
-            ai = float(as_number(f"algorithms[{name!r}]", intensity, "FLOPs/byte"))
-            heights = sorted(float(roofline.attainable_flops(ai, p, b)) for _, p, b in lines)
-            ax.vlines(ai, heights[0], heights[-1], colors="0.3", linestyles=":", lw=1)
-            ax.plot([ai] * len(heights), heights, ls="none", marker="D", ms=6, color="0.15",
-                    markerfacecolor=OKABE_ITO[(j + 4) % len(OKABE_ITO)])
-            ax.annotate(name, (ai, heights[0]), textcoords="offset points", xytext=(6, -12), fontsize=9)
+    for j, (name, ai) in enumerate(algos.items()):
+        heights = sorted(float(roofline.attainable_flops(ai, p, b)) for _, p, b in lines)
+        ax.vlines(ai, heights[0], heights[-1], colors="0.3", linestyles=":", lw=1)
+        ax.plot([ai] * len(heights), heights, ls="none", marker="D", ms=6, color="0.15",
+                markerfacecolor=OKABE_ITO[(j + 4) % len(OKABE_ITO)])
+        ax.annotate(name, (ai, heights[0]), textcoords="offset points", xytext=(6, -12))
 
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -147,69 +185,84 @@ def plot_roofline(
     ax.set_xlabel("arithmetic intensity (FLOPs/byte)")
     ax.set_ylabel(f"attainable {dtype} FLOPs/s")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    if legend:
+        ax.legend(loc="lower right")
     return ax
 
 
 def plot_matmul_batch(
-    chip: "str | Accelerator",
+    chip: str | Accelerator,
     shapes: Sequence[tuple[int, int]],
     *,
     batch_sizes: Sequence[int] | np.ndarray | None = None,
-    dtype: str = "bf16",
-    w_dtype: str | None = None,
-    out_dtype: str | None = None,
+    precision: PrecisionLike = "bf16",
     compute_dtype: str | None = None,
     bandwidth: float | None = None,
     mark_critical: bool = True,
+    legend: bool = True,
     ax: Axes | None = None,
+    **line_kw: Any,
 ) -> Axes:
     """Attainable FLOPs/s of ``[B, D] @ [D, F]`` against batch size ``B``, one curve per ``(D, F)``.
 
     Uses the exact bytes (no ``B << D`` approximation); with ``mark_critical``
     each curve's exact critical batch size is marked with a dashed line.
+    ``precision`` gives the operands' dtypes, ``compute_dtype`` the peak used
+    (default: the activations' dtype); ``**line_kw`` goes to
+    :meth:`~matplotlib.axes.Axes.plot` for the curves. Every argument is
+    checked before anything is drawn.
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> ax = plot_matmul_batch("tpu-v5e", [(4096, 4096), (1024, 1024)], w_dtype="int8",
+    >>> from rooflinelib.precision import Precision
+    >>> ax = plot_matmul_batch("tpu-v5e", [(4096, 4096), (1024, 1024)], precision=Precision("bf16", w="int8"),
     ...                        bandwidth=8.2e11)
     >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
     ['D = F = 4096', 'D = F = 1024']
     """
-    if ax is None:
-        ax = plt.gca()
     acc = get_accelerator(chip)
-    peak = acc.peak(compute_dtype or dtype)
-    bw = acc.hbm_bandwidth if bandwidth is None else float(as_number("bandwidth", bandwidth, "bytes/s"))
-    B = np.arange(1, 513) if batch_sizes is None else np.asarray(batch_sizes)
-    if not shapes:
-        raise ValueError("shapes must list at least one (D, F) pair, e.g. [(4096, 4096)]")
-    for i, (D, F) in enumerate(shapes):
+    prec = Precision.from_any(precision)
+    peak_dtype = compute_dtype or prec.x
+    peak = acc.peak(peak_dtype)
+    bw = acc.hbm_bandwidth if bandwidth is None else float(as_number("bandwidth", bandwidth, "bytes/s", scalar=True))
+    B = np.arange(1.0, 513.0) if batch_sizes is None else np.atleast_1d(as_size("batch_sizes", batch_sizes))
+    if isinstance(shapes, (str, bytes)) or not isinstance(shapes, Sequence) or not shapes:
+        raise ValueError(f"shapes must list at least one (D, F) pair, e.g. [(4096, 4096)], got {shapes!r}")
+    checked = []
+    for shape in shapes:
+        if not isinstance(shape, Sequence) or len(shape) != 2:
+            raise ValueError(f"each shape must be a (D, F) pair, got {shape!r}")
+        checked.append((int(as_size("D", shape[0], scalar=True)), int(as_size("F", shape[1], scalar=True))))
+
+    ax = _current_axes(ax)
+    for i, (D, F) in enumerate(checked):
         flops = matmul.matmul_flops(B, D, F)
-        num_bytes = matmul.matmul_bytes(B, D, F, x_dtype=dtype, w_dtype=w_dtype, out_dtype=out_dtype)
+        num_bytes = matmul.matmul_bytes(B, D, F, precision=prec)
         t = np.maximum(flops / peak, num_bytes / bw)
         label = f"D = F = {D}" if D == F else f"D = {D}, F = {F}"
-        colour = OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)]
-        ax.plot(B, flops / t, color=colour, lw=2, label=label)
+        kw = {"color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)], "lw": 2, "label": label, **line_kw}
+        (line,) = ax.plot(B, flops / t, **kw)
         if mark_critical:
-            b_star = float(matmul.critical_batch_size(peak, bw, D, F, x_dtype=dtype, w_dtype=w_dtype,
-                                                      out_dtype=out_dtype))
+            b_star = float(matmul.critical_batch_size(peak, bw, D, F, precision=prec))
             if b_star <= B.max():
-                ax.axvline(b_star, color=colour, ls="--", lw=1, label=f"_critical B ≈ {b_star:.0f}")
+                ax.axvline(b_star, color=line.get_color(), ls="--", lw=1, label=f"_critical B ≈ {b_star:.0f}")
     ax.axhline(peak, color="0.3", ls=":", lw=1, label=f"_peak {peak:.3g}")
     ax.set_xlabel("batch size B (tokens)")
-    ax.set_ylabel(f"attainable {compute_dtype or dtype} FLOPs/s")
+    ax.set_ylabel(f"attainable {peak_dtype} FLOPs/s")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    if legend:
+        ax.legend()
     return ax
 
 
-def plot_measurement(m: "MachineMeasurement", *, dtype: str | None = None, ax: Axes | None = None) -> Axes:
+def plot_measurement(
+    m: MachineMeasurement, *, dtype: str | None = None, legend: bool = True, ax: Axes | None = None, **line_kw: Any
+) -> Axes:
     """The measured roofline (measured peak and copy bandwidth) with the sweep and dot products on it.
 
-    Returns the matplotlib Axes drawn on.
+    ``**line_kw`` goes to the roofline (see :func:`plot_roofline`). Returns the matplotlib Axes drawn on.
 
     Examples
     --------
@@ -230,7 +283,7 @@ def plot_measurement(m: "MachineMeasurement", *, dtype: str | None = None, ax: A
     xs = [p.intensity for p in [*pts, *m.dot]]
     ridge = chip.critical_intensity(dtype)
     lo, hi = min([ridge / 100, *xs]) / 2, max([ridge * 20, *xs]) * 2
-    ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), ax=ax)
+    ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), legend=False, ax=ax, **line_kw)
     if pts:
         ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], "o-", color=OKABE_ITO[2], ms=5,
                 label=f"matmul [B, {m.sweep_D}] @ [{m.sweep_D}, {m.sweep_D}], B = "
@@ -238,21 +291,25 @@ def plot_measurement(m: "MachineMeasurement", *, dtype: str | None = None, ax: A
     if m.dot:
         ax.plot([p.intensity for p in m.dot], [p.flops_per_s for p in m.dot], "s", color=OKABE_ITO[4], ms=6,
                 label="dot product")
-    ax.legend(loc="lower right", fontsize=8)
+    if legend:
+        ax.legend(loc="lower right")
     return ax
 
 
 def plot_published_roofline(
-    table: "PublishedMatmuls",
+    table: PublishedMatmuls,
     *,
     sweeps: Sequence[tuple[int, int]] = ((4096, 4096),),
+    legend: bool = True,
     ax: Axes | None = None,
+    **line_kw: Any,
 ) -> Axes:
     """A published table's measured matmuls on its chip's spec roofline.
 
     Every measured shape is a grey dot; each ``(D, F)`` in ``sweeps`` is joined
     up as ``[B, D] @ [D, F]`` for growing ``B``; a dotted line marks the best
-    rate measured. Returns the matplotlib Axes drawn on.
+    rate measured. ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
+    Returns the matplotlib Axes drawn on.
 
     Examples
     --------
@@ -267,31 +324,36 @@ def plot_published_roofline(
     acc = table.accelerator
     xs = [p.intensity for p in table.points]
     ridge = acc.critical_intensity(table.dtype)
-    ax = plot_roofline(acc, dtype=table.dtype, intensity_range=(min(xs) / 2, max(ridge * 10, max(xs) * 2)), ax=ax)
+    swept = [((D, F), table.sweep(D, F)) for D, F in sweeps]  # an unmeasured shape fails before drawing
+    ax = plot_roofline(acc, dtype=table.dtype, intensity_range=(min(xs) / 2, max(ridge * 10, max(xs) * 2)),
+                       legend=False, ax=ax, **line_kw)
     ax.plot(xs, [p.flops_per_s for p in table.points], "o", ms=3, color="0.45", alpha=0.6,
             label=f"{len(table.points)} measured shapes")
-    for i, (D, F) in enumerate(sweeps):
-        pts = table.sweep(D, F)
+    for i, ((D, F), pts) in enumerate(swept):
         ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], "o-", ms=6, lw=1.5,
                 color=OKABE_ITO[(2 + i) % len(OKABE_ITO)],
                 label=f"[B, {D}] @ [{D}, {F}], B = {pts[0].m}..{pts[-1].m}")
     best = table.best()
     ax.axhline(best.flops_per_s, color="0.2", ls=":", lw=1,
                label=f"best measured, {best.flops_per_s / acc.peak(table.dtype):.0%} of the spec peak")
-    ax.legend(loc="lower right", fontsize=8)
+    if legend:
+        ax.legend(loc="lower right")
     return ax
 
 
 def plot_published_sweeps(
-    table: "PublishedMatmuls",
+    table: PublishedMatmuls,
     shapes: Sequence[tuple[int, int]],
     *,
+    legend: bool = True,
     ax: Axes | None = None,
+    **line_kw: Any,
 ) -> Axes:
     """Measured FLOPs/s against batch size ``B`` (markers) over the spec roofline's prediction (lines).
 
     One colour per ``(D, F)``; the dashed lines are the model's exact critical
-    batch sizes. Returns the matplotlib Axes drawn on.
+    batch sizes. ``**line_kw`` goes to the prediction lines (see
+    :func:`plot_matmul_batch`). Returns the matplotlib Axes drawn on.
 
     Examples
     --------
@@ -308,11 +370,13 @@ def plot_published_sweeps(
     sweeps = [table.sweep(D, F) for D, F in shapes]
     lo, hi = min(p.m for s in sweeps for p in s), max(p.m for s in sweeps for p in s)
     B = np.unique(np.round(np.geomspace(lo, hi, 200)))
-    ax = plot_matmul_batch(table.accelerator, shapes, batch_sizes=B, dtype=table.dtype, ax=ax)
+    ax = plot_matmul_batch(table.accelerator, shapes, batch_sizes=B, precision=table.dtype, legend=False, ax=ax,
+                           **line_kw)
     for i, pts in enumerate(sweeps):
         ax.plot([p.m for p in pts], [p.flops_per_s for p in pts], "o", ms=7, mfc="white", mew=2,
                 color=OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)], label="_measured")
     ax.plot([], [], "o", ms=7, mfc="white", mew=2, color="0.3", label="measured (circles)")
     ax.set_xscale("log", base=2)
-    ax.legend(fontsize=8)
+    if legend:
+        ax.legend()
     return ax

@@ -1,22 +1,34 @@
-"""Accelerator specifications: a frozen dataclass, the loader and a friendly lookup.
+"""Accelerator specifications: a frozen dataclass, the checked loader and a friendly lookup.
 
-The numbers live in ``data/accelerators.toml`` (SI units, dense peaks, one-way
-link bandwidths, a source for every figure). This module only reads them.
+The numbers live in ``data/accelerators.toml``: SI base units (FLOP/s, bytes/s,
+bytes), dense peaks, one-way link bandwidths, and a source for every figure.
+This module reads them and refuses a file with a bad figure or an unknown key.
 """
 
 from __future__ import annotations
 
-import difflib
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any
 
 from rooflinelib import roofline
-from rooflinelib._checks import as_number
+from rooflinelib._checks import as_number, did_you_mean
+from rooflinelib.precision import DTYPE_BYTES
 
-__all__ = ["Accelerator", "Link", "ACCELERATORS", "get_accelerator", "load_accelerators"]
+__all__ = [
+    "ACCELERATORS",
+    "Accelerator",
+    "Link",
+    "accelerator_key",
+    "get_accelerator",
+    "load_accelerators",
+    "normalize_name",
+]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -38,6 +50,11 @@ class Link:
 class Accelerator:
     """One chip variant from the spec table (or a custom one, e.g. a measured machine).
 
+    Figures are in SI base units: ``peak_flops`` in FLOP/s (OP/s for integer
+    dtypes), ``hbm_bandwidth`` in bytes/s, ``hbm_capacity`` in bytes.
+    ``sources`` holds the source of any figure that has its own (the vendor's
+    figure as printed, e.g. ``"16 GB"``); :meth:`source_of` falls back to ``source``.
+
     Examples
     --------
     >>> v5e = get_accelerator("tpu-v5e")
@@ -55,9 +72,10 @@ class Accelerator:
     hbm_capacity: float | None
     source: str
     conventions: str
-    links: Mapping[str, Link] = field(default_factory=dict)
+    links: Mapping[str, Link] = field(default_factory=lambda: _EMPTY)
     notes: str = ""
     vector_flops: float | None = None
+    sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
 
     @property
     def dtypes(self) -> tuple[str, ...]:
@@ -68,10 +86,9 @@ class Accelerator:
         """Dense peak FLOPs/s (OPs/s for integer types) for ``dtype``."""
         try:
             return self.peak_flops[dtype]
-        except KeyError:
+        except (KeyError, TypeError):
             raise KeyError(
-                f"{self.name} has no peak FLOPs/s for dtype {dtype!r}; "
-                f"it has {', '.join(repr(d) for d in self.dtypes)}"
+                f"{self.name} has no peak FLOPs/s for dtype {dtype!r}; it has {', '.join(repr(d) for d in self.dtypes)}"
             ) from None
 
     def bandwidth(self, memory: str = "hbm") -> float:
@@ -80,7 +97,7 @@ class Accelerator:
             return self.hbm_bandwidth
         try:
             return self.links[memory].bandwidth
-        except KeyError:
+        except (KeyError, TypeError):
             options = ", ".join(repr(m) for m in ("hbm", *self.links))
             raise KeyError(f"{self.name} has no bandwidth for {memory!r}; it has {options}") from None
 
@@ -88,10 +105,20 @@ class Accelerator:
         """FLOPs per byte at which this chip turns compute-bound (its ridge point)."""
         return float(roofline.critical_intensity(self.peak(dtype), self.bandwidth(memory)))
 
+    def source_of(self, figure: str) -> str:
+        """Where ``figure`` (e.g. ``"hbm_capacity"``) comes from: its own source, else the chip's.
+
+        Examples
+        --------
+        >>> get_accelerator("tpu-v5e").source_of("hbm_capacity")
+        'https://cloud.google.com/tpu/docs/v5e (16 GB)'
+        """
+        return self.sources.get(figure, self.source)
+
     @classmethod
     def custom(
         cls, name: str, peak_flops: Mapping[str, float], hbm_bandwidth: float, *, source: str = "user-supplied"
-    ) -> "Accelerator":
+    ) -> Accelerator:
         """Build an accelerator that is not in the table, e.g. from a measurement.
 
         Examples
@@ -99,63 +126,188 @@ class Accelerator:
         >>> cpu = Accelerator.custom("my laptop", {"fp32": 1e12}, 5e10)
         >>> cpu.critical_intensity("fp32")
         20.0
+        >>> Accelerator.custom("gpu", {"bf16": [1e14, 2e14]}, 1e12)
+        Traceback (most recent call last):
+        ...
+        TypeError: peak_flops['bf16'] must be a single number, got an array of shape (2,)
         """
-        flops = {d: as_number(f"peak_flops[{d!r}]", v, "FLOP/s") for d, v in peak_flops.items()}
-        if not flops:
-            raise ValueError("peak_flops must name at least one dtype, e.g. {'fp32': 1e12}")
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"name must be a non-empty string, got {name!r}")
+        if not isinstance(peak_flops, Mapping) or not peak_flops:
+            raise ValueError(f"peak_flops must map at least one dtype to FLOP/s, e.g. {{'fp32': 1e12}}, got {peak_flops!r}")
+        flops = {}
+        for dtype, value in peak_flops.items():
+            if dtype not in DTYPE_BYTES:
+                raise KeyError(f"peak_flops: unknown dtype {dtype!r}; {did_you_mean(str(dtype), DTYPE_BYTES)}")
+            flops[dtype] = float(as_number(f"peak_flops[{dtype!r}]", value, "FLOP/s", scalar=True))
         return cls(
             key=name,
             name=name,
             vendor="",
-            peak_flops=MappingProxyType(flops),  # type: ignore[arg-type]
-            hbm_bandwidth=float(as_number("hbm_bandwidth", hbm_bandwidth, "bytes/s")),
+            peak_flops=MappingProxyType(flops),
+            hbm_bandwidth=float(as_number("hbm_bandwidth", hbm_bandwidth, "bytes/s", scalar=True)),
             hbm_capacity=None,
             source=source,
             conventions="as supplied",
         )
 
 
+# ----------------------------------------------------------------------------- loading and checking
+
+#: The keys a chip's entry may have; each figure may also have ``<figure>_source``.
+_FIGURES = {"hbm_bandwidth": "bytes/s", "hbm_capacity": "bytes", "vector_flops": "FLOP/s"}
+_TEXT = ("name", "vendor", "source", "conventions")
+_ENTRY_KEYS = {*_TEXT, "notes", "peak_flops", "links", *_FIGURES, *(f"{f}_source" for f in (*_FIGURES, "peak_flops"))}
+_LINK_KEYS = {"bandwidth", "scope", "source", "count"}
+_SCOPES = ("per link", "per chip")
+
+
+class _Checker:
+    """Checks one spec table; every error names the file and ``chip.field``."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def fail(self, where: str, message: str) -> ValueError:
+        return ValueError(f"{self.origin}: {where} {message}")
+
+    def keys(self, where: str, entry: object, allowed: set[str], required: set[str]) -> Mapping[str, Any]:
+        if not isinstance(entry, Mapping):
+            raise self.fail(where, f"must be a table, got {entry!r}")
+        for key in entry:
+            if key not in allowed:
+                raise self.fail(f"{where}.{key}", f"is not a known key; {did_you_mean(key, sorted(allowed))}")
+        for key in sorted(required):
+            if key not in entry:
+                raise self.fail(where, f"is missing {key!r}")
+        return entry
+
+    def figure(self, where: str, value: object, unit: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(where, f"must be a number in {unit}, got {value!r}")
+        try:
+            return float(as_number(where, value, unit))
+        except ValueError as err:
+            raise ValueError(f"{self.origin}: {err}") from None
+
+    def text(self, where: str, value: object) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(where, f"must be non-empty text, got {value!r}")
+        return value
+
+    def link(self, chip: str, name: str, raw: object) -> Link:
+        where = f"{chip}.links.{name}"
+        entry = self.keys(where, raw, _LINK_KEYS, {"bandwidth", "scope", "source"})
+        scope = self.text(f"{where}.scope", entry["scope"])
+        if scope not in _SCOPES:
+            raise self.fail(f"{where}.scope", f"must be {' or '.join(map(repr, _SCOPES))}, got {scope!r}")
+        count = entry.get("count")
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            raise self.fail(f"{where}.count", f"must be a whole number >= 1, got {count!r}")
+        return Link(
+            name=name,
+            bandwidth=self.figure(f"{where}.bandwidth", entry["bandwidth"], "bytes/s"),
+            scope=scope,
+            source=self.text(f"{where}.source", entry["source"]),
+            count=count,
+        )
+
+    def chip(self, key: str, raw: object) -> Accelerator:
+        entry = self.keys(key, raw, _ENTRY_KEYS, {*_TEXT, "peak_flops", "hbm_bandwidth", "hbm_capacity"})
+        texts = {name: self.text(f"{key}.{name}", entry[name]) for name in _TEXT}
+        peaks = self.keys(f"{key}.peak_flops", entry["peak_flops"], set(DTYPE_BYTES), set())
+        if not peaks:
+            raise self.fail(f"{key}.peak_flops", "must name at least one dtype")
+        figures = {f: self.figure(f"{key}.{f}", entry[f], unit) for f, unit in _FIGURES.items() if f in entry}
+        sources = {k[: -len("_source")]: self.text(f"{key}.{k}", v) for k, v in entry.items() if k.endswith("_source")}
+        links = self.keys(f"{key}.links", entry.get("links", {}), set(entry.get("links", {})), set())
+        notes = entry.get("notes", "")
+        if not isinstance(notes, str):
+            raise self.fail(f"{key}.notes", f"must be text, got {notes!r}")
+        return Accelerator(
+            key=key,
+            **texts,
+            peak_flops=MappingProxyType(
+                {d: self.figure(f"{key}.peak_flops.{d}", v, "FLOP/s") for d, v in peaks.items()}
+            ),
+            hbm_bandwidth=figures["hbm_bandwidth"],
+            hbm_capacity=figures["hbm_capacity"],
+            links=MappingProxyType({name: self.link(key, name, link) for name, link in links.items()}),
+            notes=notes,
+            vector_flops=figures.get("vector_flops"),
+            sources=MappingProxyType(sources),
+        )
+
+
 def load_accelerators(path: str | None = None) -> Mapping[str, Accelerator]:
-    """Read the spec table (the packaged TOML file unless ``path`` is given)."""
+    """Read and check the spec table (the packaged TOML file unless ``path`` is given).
+
+    Every figure must be a finite number > 0 in SI base units; an entry with an
+    unknown key, a missing figure or a bad value fails with ``ValueError``
+    naming the file and ``chip.field``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> bad = pathlib.Path(tempfile.mkdtemp()) / "chips.toml"
+    >>> _ = bad.write_text('''[x]
+    ... name = "X"
+    ... vendor = "V"
+    ... source = "https://example.com"
+    ... conventions = "dense"
+    ... peak_flops = { bf16 = 1e15 }
+    ... hbm_bandwidth = "lots"
+    ... hbm_capacity = 8e10
+    ... ''')
+    >>> load_accelerators(str(bad))
+    Traceback (most recent call last):
+    ...
+    ValueError: chips.toml: x.hbm_bandwidth must be a number in bytes/s, got 'lots'
+    """
     if path is None:
+        origin = "accelerators.toml"
         raw = resources.files("rooflinelib").joinpath("data/accelerators.toml").read_bytes()
     else:
+        origin = path.replace("\\", "/").rsplit("/", 1)[-1]
         with open(path, "rb") as fh:
             raw = fh.read()
-    table = tomllib.loads(raw.decode("utf-8"))
-    chips = {}
-    for key, entry in table.items():
-        links = {
-            name: Link(
-                name=name,
-                bandwidth=float(link["bandwidth"]),
-                scope=link["scope"],
-                source=link["source"],
-                count=link.get("count"),
-            )
-            for name, link in entry.get("links", {}).items()
-        }
-        chips[key] = Accelerator(
-            key=key,
-            name=entry["name"],
-            vendor=entry["vendor"],
-            peak_flops=MappingProxyType({d: float(v) for d, v in entry["peak_flops"].items()}),
-            hbm_bandwidth=float(entry["hbm_bandwidth"]),
-            hbm_capacity=float(entry["hbm_capacity"]),
-            source=entry["source"],
-            conventions=entry["conventions"],
-            links=MappingProxyType(links),
-            notes=entry.get("notes", ""),
-            vector_flops=entry.get("vector_flops"),
-        )
-    return MappingProxyType(chips)
+    try:
+        table = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise ValueError(f"{origin}: not valid TOML ({err})") from None
+    check = _Checker(origin)
+    return MappingProxyType({key: check.chip(key, entry) for key, entry in table.items()})
 
 
-#: Every accelerator in the spec table, by key (``"tpu-v5e"``, ``"h100-sxm"``, ...).
+#: Every accelerator in the spec table, by key (``"tpu-v5e"``, ``"h100-sxm"``, ...). Read-only.
 ACCELERATORS: Mapping[str, Accelerator] = load_accelerators()
 
 
-def get_accelerator(name: "str | Accelerator") -> Accelerator:
+def normalize_name(name: str) -> str:
+    """The form keys are compared in: lower case, ``-`` for ``_`` and spaces.
+
+    Examples
+    --------
+    >>> normalize_name(" H100_SXM ")
+    'h100-sxm'
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"accelerator must be a name such as 'tpu-v5e', got {name!r}")
+    return name.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def accelerator_key(name: str | Accelerator) -> str:
+    """The spec table's key for ``name`` (any case, ``_`` or spaces for ``-``); an unknown name lists close ones.
+
+    Examples
+    --------
+    >>> accelerator_key("TPU_V5E")
+    'tpu-v5e'
+    """
+    return get_accelerator(name).key
+
+
+def get_accelerator(name: str | Accelerator) -> Accelerator:
     """Look an accelerator up by key; an unknown key lists the closest matches.
 
     Keys are case-insensitive and accept ``_`` or spaces for ``-``.
@@ -171,15 +323,8 @@ def get_accelerator(name: "str | Accelerator") -> Accelerator:
     """
     if isinstance(name, Accelerator):
         return name
-    if not isinstance(name, str):
-        raise TypeError(f"accelerator must be a name such as 'tpu-v5e', got {name!r}")
-    key = name.strip().lower().replace("_", "-").replace(" ", "-")
+    key = normalize_name(name)
     if key in ACCELERATORS:
         return ACCELERATORS[key]
-    close = [k for k, chip in ACCELERATORS.items() if key in k or key in chip.name.lower().replace(" ", "-")]
-    close = close or difflib.get_close_matches(key, ACCELERATORS, n=3, cutoff=0.6)
-    if close:
-        quoted = [repr(k) for k in close[:3]]
-        hint = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-        raise KeyError(f"unknown accelerator {name!r}; did you mean {hint}?")
-    raise KeyError(f"unknown accelerator {name!r}; known: {', '.join(ACCELERATORS)}")
+    names = {normalize_name(chip.name): k for k, chip in ACCELERATORS.items()}
+    raise KeyError(f"unknown accelerator {name!r}; {did_you_mean(key, ACCELERATORS, aliases=names)}")

@@ -1,8 +1,6 @@
 """The command line: output, exit codes and one-line errors."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -47,9 +45,40 @@ def test_specs_lists_chips_and_shows_one(capsys):
 
 
 @pytest.mark.parametrize("sub", ["specs", "matmul", "measure"])
-def test_help_for_every_subcommand(sub):
-    run = subprocess.run([sys.executable, "-m", "rooflinelib", sub, "--help"], capture_output=True, text=True)
-    assert run.returncode == 0 and f"usage: rooflinelib {sub}" in run.stdout
+def test_help_for_every_subcommand(sub, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([sub, "--help"])
+    assert exc.value.code == 0 and f"usage: rooflinelib {sub}" in capsys.readouterr().out
+
+
+def test_specs_prints_figures_with_si_prefixes(capsys):
+    assert main(["specs", "tpu-v5e"]) == 0
+    out = capsys.readouterr().out
+    assert "197 TFLOP/s" in out and "393 TOP/s" in out and "HBM bandwidth 819 GB/s, capacity 16 GB" in out
+    assert "45 GB/s one-way (per link)" in out
+
+
+def test_matmul_prints_times_with_units(capsys):
+    # 2*256*8192*8192 FLOPs at 989.5e12 FLOP/s = 34.7 us; 2*(256*8192*2 + 8192**2) bytes at 3.35e12 = 42.6 us
+    assert main(["matmul", "--chip", "h100-sxm", "-B", "256", "-D", "8192", "-F", "8192"]) == 0
+    out = capsys.readouterr().out
+    assert "T_math      34.7 µs" in out and "T_comms     42.6 µs" in out
+
+
+def test_a_size_too_large_for_a_float_exits_2_without_a_traceback(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["matmul", "--chip", "h100-sxm", "-B", "9" * 401, "-D", "8", "-F", "8"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument -B: is too large: a 401-digit number" in err and "Traceback" not in err
+
+
+def test_measure_into_an_impossible_folder_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["measure", "--out", str(blocker / "x"), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("rooflinelib: error: cannot create the --out folder") and err.count("\n") == 1
 
 
 def test_measure_writes_json_and_png(tmp_path, monkeypatch, capsys):

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 import rooflinelib as rl
+from rooflinelib import Precision
+
+INT8_WEIGHTS = Precision("bf16", w="int8")
 
 
 def test_flops_count_each_multiply_and_add():
@@ -22,14 +25,15 @@ def test_bf16_bytes():
 
 def test_int8_everywhere_is_one_byte_per_value():
     B, D, F = 7, 300, 50
-    assert rl.matmul_bytes_loaded(B, D, F, x_dtype="int8") == B * D + D * F
-    assert rl.matmul_bytes_written(B, D, F, out_dtype="int8") == B * F
+    assert rl.matmul_bytes_loaded(B, D, F, precision="int8") == B * D + D * F
+    assert rl.matmul_bytes_written(B, D, F, precision="int8") == B * F
+    assert rl.matmul_bytes_written(B, D, F, precision=Precision("bf16", out="fp32")) == 4 * B * F
 
 
 def test_int8_weights_halve_only_the_weight_bytes():
     B, D, F = 32, 1024, 4096
     bf16 = rl.matmul_bytes(B, D, F)
-    mixed = rl.matmul_bytes(B, D, F, x_dtype="bf16", w_dtype="int8")
+    mixed = rl.matmul_bytes(B, D, F, precision=INT8_WEIGHTS)
     assert bf16 - mixed == D * F
     assert mixed == 2 * B * D + D * F + 2 * B * F
 
@@ -50,8 +54,8 @@ def test_matmul_functions_are_vectorised():
 
 def test_critical_batch_approximations():
     assert rl.critical_batch_size(1.97e14, 8.2e11) == pytest.approx(240.24, abs=0.01)
-    assert rl.critical_batch_size(1.97e14, 8.2e11, w_dtype="int8") == pytest.approx(120.12, abs=0.01)
-    assert rl.critical_batch_size(3.94e14, 8.1e11, x_dtype="int8") == pytest.approx(243.21, abs=0.01)
+    assert rl.critical_batch_size(1.97e14, 8.2e11, precision=INT8_WEIGHTS) == pytest.approx(120.12, abs=0.01)
+    assert rl.critical_batch_size(3.94e14, 8.1e11, precision="int8") == pytest.approx(243.21, abs=0.01)
 
 
 def _exact_crossover_by_bisection(P, W, D, F, bx, bw, bo):
@@ -67,7 +71,7 @@ def _exact_crossover_by_bisection(P, W, D, F, bx, bw, bo):
 
 @pytest.mark.parametrize("D, F, expected", [(4096, 4096, 136.1), (1024, 1024, 226.3)])
 def test_exact_critical_batch_question3(D, F, expected):
-    got = rl.critical_batch_size(1.97e14, 8.2e11, D, F, w_dtype="int8")
+    got = rl.critical_batch_size(1.97e14, 8.2e11, D, F, precision=INT8_WEIGHTS)
     assert got == pytest.approx(expected, abs=0.1)
     assert got == pytest.approx(_exact_crossover_by_bisection(1.97e14, 8.2e11, D, F, 2, 1, 2), rel=1e-9)
 
@@ -124,7 +128,16 @@ def test_two_chip_sharded_matmul():
         (lambda: rl.matmul_flops(0, 10, 10), ValueError, "B must be a whole number"),
         (lambda: rl.matmul_bytes(4, -1, 10), ValueError, "D must be a whole number .* got -1"),
         (lambda: rl.matmul_bytes(4, 10, 2.5), ValueError, "F must be .* got 2.5"),
-        (lambda: rl.matmul_bytes(4, 10, 10, x_dtype="bfloat16"), KeyError, "unknown dtype 'bfloat16'"),
+        (lambda: rl.matmul_bytes(4, 10, 10, precision="bfloat16"), KeyError, "unknown dtype 'bfloat16'"),
+        (lambda: rl.matmul_bytes(4, 10, 10, precision=Precision(w="int3")), KeyError, "'int3' for w"),
+        (lambda: rl.matmul_bytes(4, 10, 10, precision=2), TypeError, "precision must be a dtype name"),
+        (lambda: rl.matmul_flops([], 1, 1), ValueError, "B must not be empty"),
+        (lambda: rl.matmul_flops(["8"], 1, 1), TypeError, "B must be a number"),
+        (lambda: rl.matmul_flops(10**400, 1, 1), ValueError, "B is too large: a 401-digit number"),
+        (lambda: rl.tiled_matmul_bytes(256, 256, 256, 128, 128, 128, precision="int3"), KeyError, "unknown dtype"),
+        (lambda: rl.tiled_matmul_bytes(256, 256, 256, -128, 128, 128), ValueError, "bm must be a whole number .* -128"),
+        (lambda: rl.tiled_matmul_bytes(256, math.nan, 256, 128, 128, 128), ValueError, "k must be a finite number"),
+        (lambda: rl.sharded_matmul_t_comms(1, 8, 4.5e10, precision="fp4"), KeyError, "unknown dtype 'fp4'"),
         (lambda: rl.critical_batch_size(1e14, 1e12, D=4096), ValueError, "give both D and F"),
         (lambda: rl.matmul_flops(np.array([4, np.nan]), 10, 10), ValueError, "B must be a finite number"),
     ],
@@ -132,3 +145,30 @@ def test_two_chip_sharded_matmul():
 def test_bad_sizes_and_dtypes(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+def test_precision_defaults_and_single_name():
+    assert Precision() == Precision("bf16", "bf16", "bf16") == Precision.from_any("bf16")
+    assert Precision("fp32", w="int8") == Precision(x="fp32", w="int8", out="fp32")
+    assert Precision.from_any(INT8_WEIGHTS) is INT8_WEIGHTS
+    assert Precision("fp32", w="int8", out="bf16").bytes == (4, 1, 2)
+    assert str(Precision("int8")) == "int8" and str(INT8_WEIGHTS) == "x=bf16, w=int8, out=bf16"
+
+
+def test_precision_is_frozen():
+    with pytest.raises(AttributeError):
+        INT8_WEIGHTS.w = "bf16"  # type: ignore[misc]
+
+
+def test_tiled_matmul_bytes_count_each_operand_in_its_dtype():
+    m = k = n = 256
+    bm = bk = bn = 128  # 2 x 2 output tiles, 2 k-steps each: 8 loads of each input tile
+    expected = 8 * (1 * bm * bk + 1 * bk * bn) + 4 * 4 * bm * bn  # int8 inputs, fp32 output
+    got = rl.tiled_matmul_bytes(m, k, n, bm, bk, bn, precision=Precision("int8", out="fp32"))
+    assert got == expected
+
+
+def test_dtype_table_is_read_only():
+    with pytest.raises(TypeError):
+        rl.DTYPE_BYTES["bf16"] = 3  # type: ignore[index]
+    assert rl.dtype_bytes("bf16") == 2

@@ -84,3 +84,20 @@ def test_bad_input_names_argument_and_value(call, message):
 def test_strings_are_rejected_with_a_type_error():
     with pytest.raises(TypeError, match="bandwidth must be a number"):
         rl.t_comms(1e9, "8.2e11")
+
+
+@pytest.mark.parametrize(
+    "call, exc, message",
+    [
+        (lambda: rl.t_comms(["1e9"], 1e9), TypeError, r"num_bytes must be a number or an array of numbers, got \['1e9'\]"),
+        (lambda: rl.t_math(True, 1e14), TypeError, "flops must be a number"),
+        (lambda: rl.t_math(1e9, [1e14, None]), TypeError, "peak_flops must be a number"),
+        (lambda: rl.t_math(1e9, 1 + 2j), TypeError, "peak_flops must be a number"),
+        (lambda: rl.t_math([], 1e14), ValueError, "flops must not be empty"),
+        (lambda: rl.t_math(10**400, 1e14), ValueError, "flops is too large"),
+        (lambda: rl.knee_batch_size([1, 1, 1], [1, 2, 3]), ValueError, "B must not repeat a batch size, got 1 3 times"),
+    ],
+)
+def test_inputs_that_used_to_give_a_number_or_a_traceback(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
