@@ -14,19 +14,20 @@ Examples
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from rooflinelib import matmul
+from rooflinelib._checks import did_you_mean
 from rooflinelib.specs import Accelerator, get_accelerator
 
-__all__ = ["PublishedMatmul", "PublishedMatmuls", "published_matmuls", "get_published_matmuls"]
+__all__ = ["PublishedMatmul", "PublishedMatmuls", "get_published_matmuls", "published_matmuls"]
 
 _COLUMNS = ["b", "m", "n", "k", "flops_per_s"]
 
@@ -61,7 +62,7 @@ class PublishedMatmul:
     @property
     def bytes(self) -> float:
         """Bytes of the ``b`` inputs read and outputs written, in ``dtype``."""
-        return self.b * float(matmul.matmul_bytes(self.m, self.k, self.n, x_dtype=self.dtype))
+        return self.b * float(matmul.matmul_bytes(self.m, self.k, self.n, precision=self.dtype))
 
     @property
     def intensity(self) -> float:
@@ -187,6 +188,4 @@ def get_published_matmuls(name: str) -> PublishedMatmuls:
     tables = _load_all()
     if name in tables:
         return tables[name]
-    close = [k for k in tables if name in k] or difflib.get_close_matches(name, tables, n=3, cutoff=0.5)
-    hint = f"did you mean {' or '.join(map(repr, close))}?" if close else f"known: {', '.join(tables) or 'none'}"
-    raise KeyError(f"no published table {name!r}; {hint}")
+    raise KeyError(f"no published table {name!r}; {did_you_mean(name, tables)}")
