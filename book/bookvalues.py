@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BookValue", "BOOK", "SCALING_BOOK", "EXERCISES_URL", "sci"]
+__all__ = ["BookValue", "BOOK", "SCALING_BOOK", "EXERCISES_URL", "sci", "capacity"]
 
 SCALING_BOOK = "https://jax-ml.github.io/scaling-book/roofline/"
 EXERCISES_URL = "https://github.com/roofline-course/roofline-course/blob/main/exercises/rooflines/"
@@ -56,3 +56,16 @@ def sci(x: float, digits: int = 3) -> str:
     mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
     return f"{mantissa}e{int(exponent)}"
+
+
+def capacity(nbytes: float, vendor: str) -> str:
+    """HBM capacity in the unit its vendor lists it in: GiB (2**30 bytes) for Google, GB (1e9) otherwise.
+
+    Examples
+    --------
+    >>> capacity(32 * 2**30, "Google"), capacity(8e10, "NVIDIA")
+    ('32 GiB', '80 GB')
+    """
+    if vendor == "Google":
+        return f"{nbytes / 2**30:.0f} GiB"
+    return f"{nbytes / 1e9:.0f} GB"
