@@ -288,6 +288,11 @@ def test_unreadable_files_say_what_is_wrong(tmp_path):
     (tmp_path / "pt.json").write_text(json.dumps(bad_point))
     with pytest.raises(ValueError, match="sweep point 0 lacks median_s"):
         M.load_measurement(tmp_path / "pt.json")
+    negative = _measurement_dict()
+    negative["stream"]["copy"]["bytes"] = -8000.0
+    (tmp_path / "neg.json").write_text(json.dumps(negative))
+    with pytest.raises(ValueError, match="stream 'copy': bytes must be a number >= 0, got -8000.0"):
+        M.load_measurement(tmp_path / "neg.json")
     (tmp_path / "junk.json").write_text("{")
     with pytest.raises(ValueError, match="not valid JSON"):
         M.load_measurement(tmp_path / "junk.json")

@@ -9,6 +9,7 @@ a message saying so, rather than misread.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -65,8 +66,24 @@ class Point:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "point") -> Point:
-        """A point from its dict; a missing or unknown key is named in the error."""
+        """A point from its dict; a missing or unknown key, or a value that is not a number, is named in the error.
+
+        Examples
+        --------
+        >>> Point.from_dict({"kind": "dot", "dtype": "fp32", "sizes": {"N": 10}, "flops": 19, "bytes": 84,
+        ...                  "median_s": "1e-6", "min_s": 1e-6, "max_s": 1e-6, "repeats": 3, "warmup": 1})
+        Traceback (most recent call last):
+        ...
+        ValueError: point: median_s must be a number >= 0, got '1e-6'
+        """
         _check_keys(d, {f.name for f in fields(cls)}, set(), where)
+        for key in ("flops", "bytes", "median_s", "min_s", "max_s", "repeats", "warmup"):
+            value = d[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise ValueError(f"{where}: {key} must be a number >= 0, got {value!r}")
+        sizes = d["sizes"]
+        if not isinstance(sizes, Mapping) or not all(isinstance(v, int) and v >= 1 for v in sizes.values()):
+            raise ValueError(f"{where}: sizes must map names to whole sizes >= 1, got {sizes!r}")
         return cls(**d)
 
 
@@ -137,6 +154,8 @@ class MachineMeasurement:
         """Rebuild a measurement from :meth:`to_dict` output (any format up to :data:`FORMAT`)."""
         known = {f.name for f in fields(cls)}
         _check_keys(d, known, known - {"machine"}, where)
+        if not isinstance(d["machine"], Mapping):
+            raise ValueError(f"{where}: machine must be a JSON object, got {d['machine']!r}")  # noqa: TRY004
         version = d.get("format", 1)  # files written before the format number are format 1
         if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= FORMAT:
             raise ValueError(f"{where}: format {version!r} is not one this rooflinelib reads (1 to {FORMAT}); "
