@@ -11,7 +11,6 @@ import difflib
 import math
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import Union
 
 import numpy as np
 import numpy.typing as npt
@@ -19,8 +18,8 @@ import numpy.typing as npt
 __all__ = ["ArrayLike", "FloatOrArray", "as_number", "as_size", "did_you_mean"]
 
 #: A scalar or an array of scalars; functions return the same kind they get.
-ArrayLike = Union[float, int, npt.NDArray[np.floating], npt.NDArray[np.integer]]
-FloatOrArray = Union[float, npt.NDArray[np.float64]]
+ArrayLike = float | int | npt.NDArray[np.floating] | npt.NDArray[np.integer]
+FloatOrArray = float | npt.NDArray[np.float64]
 
 
 def _not_a_number(name: str, value: object) -> TypeError:
@@ -36,7 +35,9 @@ def _as_float_array(name: str, value: object) -> npt.NDArray[np.float64]:
             return np.asarray(float(value))
         except OverflowError:
             digits = len(str(abs(int(value))))
-            raise ValueError(f"{name} is too large: a {digits}-digit number does not fit a float (max about 1.8e308)") from None
+            raise ValueError(
+                f"{name} is too large: a {digits}-digit number does not fit a float (max about 1.8e308)"
+            ) from None
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):  # e.g. ragged nested lists

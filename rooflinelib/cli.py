@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from rooflinelib._checks import as_size
 from rooflinelib.estimate import estimate_matmul
@@ -91,8 +91,10 @@ def cmd_specs(args: argparse.Namespace) -> int:
     for dtype, peak in acc.peak_flops.items():
         ridge = acc.critical_intensity(dtype)
         print(f"  peak {dtype:<5} {_si(peak, _ops_unit(dtype)):>14}   ridge {ridge:7.1f} FLOPs/byte (HBM)")
-    print(f"  HBM bandwidth {_si(acc.hbm_bandwidth, 'B/s')}, capacity "
-          f"{_si(acc.hbm_capacity, 'B') if acc.hbm_capacity else 'n/a'}")
+    print(
+        f"  HBM bandwidth {_si(acc.hbm_bandwidth, 'B/s')}, capacity "
+        f"{_si(acc.hbm_capacity, 'B') if acc.hbm_capacity else 'n/a'}"
+    )
     for link in acc.links.values():
         print(f"  {link.name:<5} {_si(link.bandwidth, 'B/s')} one-way ({link.scope})")
     print(f"  conventions: {acc.conventions}")
@@ -161,13 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Roofline analysis of ML accelerators.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{specs,matmul,measure}")
 
-    p = sub.add_parser("specs", help="list the chips, or show one chip's table",
-                       description="List every chip in the spec table, or show one chip's figures.")
+    p = sub.add_parser(
+        "specs",
+        help="list the chips, or show one chip's table",
+        description="List every chip in the spec table, or show one chip's figures.",
+    )
     p.add_argument("chip", nargs="?", help="a chip key such as h100-sxm (omit to list all)")
     p.set_defaults(func=cmd_specs)
 
-    p = sub.add_parser("matmul", help="roofline estimate of [B, D] @ [D, F] on a chip",
-                       description="FLOPs, bytes, intensity, T_math, T_comms, bounds and verdict of a matmul.")
+    p = sub.add_parser(
+        "matmul",
+        help="roofline estimate of [B, D] @ [D, F] on a chip",
+        description="FLOPs, bytes, intensity, T_math, T_comms, bounds and verdict of a matmul.",
+    )
     p.add_argument("--chip", required=True, help="chip key, e.g. h100-sxm (see `rooflinelib specs`)")
     p.add_argument("-B", type=_size, required=True, help="batch size (tokens)")
     p.add_argument("-D", type=_size, required=True, help="input dimension")
@@ -175,14 +183,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="bf16", choices=list(DTYPE_BYTES), help="dtype of every operand (bf16)")
     p.set_defaults(func=cmd_matmul)
 
-    p = sub.add_parser("measure", help="measure this machine; save result.json and roofline.png",
-                       description="Measure peak matmul FLOPs/s, memory bandwidth, a matmul sweep over B and "
-                                   "dot products, within a time budget.")
+    p = sub.add_parser(
+        "measure",
+        help="measure this machine; save result.json and roofline.png",
+        description="Measure peak matmul FLOPs/s, memory bandwidth, a matmul sweep over B and "
+        "dot products, within a time budget.",
+    )
     p.add_argument("--budget", type=_positive, default=30.0, help="seconds the run may take (30)")
     p.add_argument("--out", default="measurement", help="folder for result.json and roofline.png (./measurement)")
     p.add_argument("--preset", choices=["quick", "full"], default="quick", help="problem sizes (quick)")
-    p.add_argument("--backend", choices=["numpy", "torch", "jax"], default="numpy",
-                   help="numpy: the CPU; torch/jax: a GPU in bf16 (needs the package)")
+    p.add_argument(
+        "--backend",
+        choices=["numpy", "torch", "jax"],
+        default="numpy",
+        help="numpy: the CPU; torch/jax: a GPU in bf16 (needs the package)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_measure)
     return parser

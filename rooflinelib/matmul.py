@@ -77,7 +77,9 @@ def matmul_bytes_loaded(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: 
     return _out(bx * B * D + bw * D * F)
 
 
-def matmul_bytes_written(B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "bf16") -> FloatOrArray:
+def matmul_bytes_written(
+    B: ArrayLike, D: ArrayLike, F: ArrayLike, *, precision: PrecisionLike = "bf16"
+) -> FloatOrArray:
     """Bytes written back: the output ``Z[B, F]``.
 
     Examples
@@ -191,7 +193,11 @@ def per_example_matmul_intensity(
 
 def _tiles(m: ArrayLike, k: ArrayLike, n: ArrayLike, bm: ArrayLike, bk: ArrayLike, bn: ArrayLike) -> list[float]:
     sizes = [float(as_size(name, v)) for name, v in dict(m=m, k=k, n=n, bm=bm, bk=bk, bn=bn).items()]
-    for dim, tile, dname, tname in ((sizes[0], sizes[3], "m", "bm"), (sizes[1], sizes[4], "k", "bk"), (sizes[2], sizes[5], "n", "bn")):
+    for dim, tile, dname, tname in (
+        (sizes[0], sizes[3], "m", "bm"),
+        (sizes[1], sizes[4], "k", "bk"),
+        (sizes[2], sizes[5], "n", "bn"),
+    ):
         if dim % tile:
             raise ValueError(f"{tname}={tile:g} must divide {dname}={dim:g}; pick a tile size that is a divisor")
     return sizes

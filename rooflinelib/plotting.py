@@ -159,12 +159,24 @@ def plot_roofline(
         r_lo, r_hi = min(ridges), max(ridges)
         several = len(lines) > 1
         bound_all, bound_some, compute = REGION_COLOURS.values()
-        ax.axvspan(lo, r_lo, color=bound_all, alpha=0.18, lw=0,
-                   label="bandwidth-bound on every roofline" if several else "bandwidth-bound")
+        ax.axvspan(
+            lo,
+            r_lo,
+            color=bound_all,
+            alpha=0.18,
+            lw=0,
+            label="bandwidth-bound on every roofline" if several else "bandwidth-bound",
+        )
         if r_hi > r_lo:
             ax.axvspan(r_lo, r_hi, color=bound_some, alpha=0.25, lw=0, label="bandwidth-bound on the lower rooflines")
-        ax.axvspan(r_hi, hi, color=compute, alpha=0.15, lw=0,
-                   label="compute-bound on every roofline" if several else "compute-bound")
+        ax.axvspan(
+            r_hi,
+            hi,
+            color=compute,
+            alpha=0.15,
+            lw=0,
+            label="compute-bound on every roofline" if several else "compute-bound",
+        )
 
     colours = OKABE_ITO[1:]
     for i, (label, peak, bw) in enumerate(lines):
@@ -175,8 +187,15 @@ def plot_roofline(
     for j, (name, ai) in enumerate(algos.items()):
         heights = sorted(float(roofline.attainable_flops(ai, p, b)) for _, p, b in lines)
         ax.vlines(ai, heights[0], heights[-1], colors="0.3", linestyles=":", lw=1)
-        ax.plot([ai] * len(heights), heights, ls="none", marker="D", ms=6, color="0.15",
-                markerfacecolor=OKABE_ITO[(j + 4) % len(OKABE_ITO)])
+        ax.plot(
+            [ai] * len(heights),
+            heights,
+            ls="none",
+            marker="D",
+            ms=6,
+            color="0.15",
+            markerfacecolor=OKABE_ITO[(j + 4) % len(OKABE_ITO)],
+        )
         ax.annotate(name, (ai, heights[0]), textcoords="offset points", xytext=(6, -12))
 
     ax.set_xscale("log")
@@ -277,20 +296,31 @@ def plot_measurement(
     """
     dtype = dtype or (m.sweep[0].dtype if m.sweep else next(iter(m.peak)))
     name = m.provenance.get("label") or "this machine"
-    chip = Accelerator.custom(f"{name}, measured", {dtype: m.peak_flops(dtype)}, m.bandwidth("copy"),
-                              source="measured")
+    chip = Accelerator.custom(f"{name}, measured", {dtype: m.peak_flops(dtype)}, m.bandwidth("copy"), source="measured")
     pts = [p for p in m.sweep if p.dtype == dtype]
     xs = [p.intensity for p in [*pts, *m.dot]]
     ridge = chip.critical_intensity(dtype)
     lo, hi = min([ridge / 100, *xs]) / 2, max([ridge * 20, *xs]) * 2
     ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), legend=False, ax=ax, **line_kw)
     if pts:
-        ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], "o-", color=OKABE_ITO[2], ms=5,
-                label=f"matmul [B, {m.sweep_D}] @ [{m.sweep_D}, {m.sweep_D}], B = "
-                      f"{pts[0].sizes['B']}..{pts[-1].sizes['B']}")
+        ax.plot(
+            [p.intensity for p in pts],
+            [p.flops_per_s for p in pts],
+            "o-",
+            color=OKABE_ITO[2],
+            ms=5,
+            label=f"matmul [B, {m.sweep_D}] @ [{m.sweep_D}, {m.sweep_D}], B = "
+            f"{pts[0].sizes['B']}..{pts[-1].sizes['B']}",
+        )
     if m.dot:
-        ax.plot([p.intensity for p in m.dot], [p.flops_per_s for p in m.dot], "s", color=OKABE_ITO[4], ms=6,
-                label="dot product")
+        ax.plot(
+            [p.intensity for p in m.dot],
+            [p.flops_per_s for p in m.dot],
+            "s",
+            color=OKABE_ITO[4],
+            ms=6,
+            label="dot product",
+        )
     if legend:
         ax.legend(loc="lower right")
     return ax
@@ -325,17 +355,41 @@ def plot_published_roofline(
     xs = [p.intensity for p in table.points]
     ridge = acc.critical_intensity(table.dtype)
     swept = [((D, F), table.sweep(D, F)) for D, F in sweeps]  # an unmeasured shape fails before drawing
-    ax = plot_roofline(acc, dtype=table.dtype, intensity_range=(min(xs) / 2, max(ridge * 10, max(xs) * 2)),
-                       legend=False, ax=ax, **line_kw)
-    ax.plot(xs, [p.flops_per_s for p in table.points], "o", ms=3, color="0.45", alpha=0.6,
-            label=f"{len(table.points)} measured shapes")
+    ax = plot_roofline(
+        acc,
+        dtype=table.dtype,
+        intensity_range=(min(xs) / 2, max(ridge * 10, max(xs) * 2)),
+        legend=False,
+        ax=ax,
+        **line_kw,
+    )
+    ax.plot(
+        xs,
+        [p.flops_per_s for p in table.points],
+        "o",
+        ms=3,
+        color="0.45",
+        alpha=0.6,
+        label=f"{len(table.points)} measured shapes",
+    )
     for i, ((D, F), pts) in enumerate(swept):
-        ax.plot([p.intensity for p in pts], [p.flops_per_s for p in pts], "o-", ms=6, lw=1.5,
-                color=OKABE_ITO[(2 + i) % len(OKABE_ITO)],
-                label=f"[B, {D}] @ [{D}, {F}], B = {pts[0].m}..{pts[-1].m}")
+        ax.plot(
+            [p.intensity for p in pts],
+            [p.flops_per_s for p in pts],
+            "o-",
+            ms=6,
+            lw=1.5,
+            color=OKABE_ITO[(2 + i) % len(OKABE_ITO)],
+            label=f"[B, {D}] @ [{D}, {F}], B = {pts[0].m}..{pts[-1].m}",
+        )
     best = table.best()
-    ax.axhline(best.flops_per_s, color="0.2", ls=":", lw=1,
-               label=f"best measured, {best.flops_per_s / acc.peak(table.dtype):.0%} of the spec peak")
+    ax.axhline(
+        best.flops_per_s,
+        color="0.2",
+        ls=":",
+        lw=1,
+        label=f"best measured, {best.flops_per_s / acc.peak(table.dtype):.0%} of the spec peak",
+    )
     if legend:
         ax.legend(loc="lower right")
     return ax
@@ -370,11 +424,20 @@ def plot_published_sweeps(
     sweeps = [table.sweep(D, F) for D, F in shapes]
     lo, hi = min(p.m for s in sweeps for p in s), max(p.m for s in sweeps for p in s)
     B = np.unique(np.round(np.geomspace(lo, hi, 200)))
-    ax = plot_matmul_batch(table.accelerator, shapes, batch_sizes=B, precision=table.dtype, legend=False, ax=ax,
-                           **line_kw)
+    ax = plot_matmul_batch(
+        table.accelerator, shapes, batch_sizes=B, precision=table.dtype, legend=False, ax=ax, **line_kw
+    )
     for i, pts in enumerate(sweeps):
-        ax.plot([p.m for p in pts], [p.flops_per_s for p in pts], "o", ms=7, mfc="white", mew=2,
-                color=OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)], label="_measured")
+        ax.plot(
+            [p.m for p in pts],
+            [p.flops_per_s for p in pts],
+            "o",
+            ms=7,
+            mfc="white",
+            mew=2,
+            color=OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)],
+            label="_measured",
+        )
     ax.plot([], [], "o", ms=7, mfc="white", mew=2, color="0.3", label="measured (circles)")
     ax.set_xscale("log", base=2)
     if legend:

@@ -8,9 +8,9 @@ single dtype name meaning "this dtype for all three".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, Union
 
 __all__ = ["DTYPE_BYTES", "Precision", "PrecisionLike", "dtype_bytes"]
 
@@ -110,4 +110,4 @@ class Precision:
 
 
 #: What a ``precision`` argument accepts: a :class:`Precision` or one dtype name.
-PrecisionLike = Union[Precision, str]
+PrecisionLike = Precision | str

@@ -15,16 +15,16 @@ import numpy as np
 from rooflinelib._checks import ArrayLike, FloatOrArray, as_number, as_size
 
 __all__ = [
-    "t_math",
-    "t_comms",
     "RuntimeBounds",
-    "runtime_bounds",
     "arithmetic_intensity",
-    "critical_intensity",
     "attainable_flops",
-    "is_compute_bound",
     "bottleneck",
+    "critical_intensity",
+    "is_compute_bound",
     "knee_batch_size",
+    "runtime_bounds",
+    "t_comms",
+    "t_math",
 ]
 
 

@@ -134,7 +134,9 @@ class Accelerator:
         if not isinstance(name, str) or not name.strip():
             raise TypeError(f"name must be a non-empty string, got {name!r}")
         if not isinstance(peak_flops, Mapping) or not peak_flops:
-            raise ValueError(f"peak_flops must map at least one dtype to FLOP/s, e.g. {{'fp32': 1e12}}, got {peak_flops!r}")
+            raise ValueError(
+                f"peak_flops must map at least one dtype to FLOP/s, e.g. {{'fp32': 1e12}}, got {peak_flops!r}"
+            )
         flops = {}
         for dtype, value in peak_flops.items():
             if dtype not in DTYPE_BYTES:

@@ -4,11 +4,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import rooflinelib as rl  # noqa: E402
+import rooflinelib as rl
 
 
 def test_estimate_matmul_matches_hand_arithmetic():
@@ -44,8 +44,9 @@ def _labels(ax):
 
 def test_plot_roofline_two_bandwidths_and_algorithms():
     fig, ax = plt.subplots()
-    out = rl.plot_roofline("tpu-v5e", bandwidths={"BW1": 8.2e11, "BW2": 2e12},
-                           algorithms={"Algo 1": 50, "Algo 2": 800}, ax=ax)
+    out = rl.plot_roofline(
+        "tpu-v5e", bandwidths={"BW1": 8.2e11, "BW2": 2e12}, algorithms={"Algo 1": 50, "Algo 2": 800}, ax=ax
+    )
     assert out is ax
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert "BW1" in _labels(ax) and "BW2" in _labels(ax)
@@ -85,11 +86,12 @@ def test_plot_roofline_bad_input():
 
 def test_plot_matmul_batch_question3():
     fig, ax = plt.subplots()
-    rl.plot_matmul_batch("tpu-v5e", [(4096, 4096), (1024, 1024)], precision=rl.Precision("bf16", w="int8"),
-                         bandwidth=8.2e11, ax=ax)
+    rl.plot_matmul_batch(
+        "tpu-v5e", [(4096, 4096), (1024, 1024)], precision=rl.Precision("bf16", w="int8"), bandwidth=8.2e11, ax=ax
+    )
     assert _labels(ax) == ["D = F = 4096", "D = F = 1024"]
     big = next(ln for ln in ax.get_lines() if ln.get_label() == "D = F = 4096")
-    B, y = big.get_data()
+    _, y = big.get_data()
     # below the knee (B=100) the curve is bandwidth-bound: FLOPs / (bytes / W)
     b = 100
     expected = 2 * b * 4096**2 / ((2 * b * 4096 + 4096**2 + 2 * b * 4096) / 8.2e11)

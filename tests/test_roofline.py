@@ -89,7 +89,11 @@ def test_strings_are_rejected_with_a_type_error():
 @pytest.mark.parametrize(
     "call, exc, message",
     [
-        (lambda: rl.t_comms(["1e9"], 1e9), TypeError, r"num_bytes must be a number or an array of numbers, got \['1e9'\]"),
+        (
+            lambda: rl.t_comms(["1e9"], 1e9),
+            TypeError,
+            r"num_bytes must be a number or an array of numbers, got \['1e9'\]",
+        ),
         (lambda: rl.t_math(True, 1e14), TypeError, "flops must be a number"),
         (lambda: rl.t_math(1e9, [1e14, None]), TypeError, "peak_flops must be a number"),
         (lambda: rl.t_math(1e9, 1 + 2j), TypeError, "peak_flops must be a number"),

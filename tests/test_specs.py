@@ -31,23 +31,42 @@ VENDOR = {
     "tpu7x": {"bf16": 2307 * T, "fp8": 4614 * T, "hbm": 7380 * G, "capacity": 192 * GiB},
     # A100 SXM 80GB: fp32 19.5; tf32 312*, bf16 624*, int8 1248* (* with sparsity); 2039 GB/s; 80 GB
     "a100-sxm-80gb": {
-        "fp32": 19.5 * T, "tf32": 312 * T / 2, "bf16": 624 * T / 2, "int8": 1248 * T / 2,
-        "hbm": 2039 * G, "capacity": 80 * GB,
+        "fp32": 19.5 * T,
+        "tf32": 312 * T / 2,
+        "bf16": 624 * T / 2,
+        "int8": 1248 * T / 2,
+        "hbm": 2039 * G,
+        "capacity": 80 * GB,
     },
     # H100 SXM: fp32 67; tf32 989*, bf16 1979*, fp8 3958*, int8 3958*; 3.35 TB/s; 80 GB
     "h100-sxm": {
-        "fp32": 67 * T, "tf32": 989 * T / 2, "bf16": 1979 * T / 2, "fp8": 3958 * T / 2, "int8": 3958 * T / 2,
-        "hbm": 3.35 * 1000 * G, "capacity": 80 * GB,
+        "fp32": 67 * T,
+        "tf32": 989 * T / 2,
+        "bf16": 1979 * T / 2,
+        "fp8": 3958 * T / 2,
+        "int8": 3958 * T / 2,
+        "hbm": 3.35 * 1000 * G,
+        "capacity": 80 * GB,
     },
     # H100 PCIe: fp32 51; tf32 756*, bf16 1513*, fp8 3026*, int8 3026*; 2 TB/s; 80 GB
     "h100-pcie": {
-        "fp32": 51 * T, "tf32": 756 * T / 2, "bf16": 1513 * T / 2, "fp8": 3026 * T / 2, "int8": 3026 * T / 2,
-        "hbm": 2000 * G, "capacity": 80 * GB,
+        "fp32": 51 * T,
+        "tf32": 756 * T / 2,
+        "bf16": 1513 * T / 2,
+        "fp8": 3026 * T / 2,
+        "int8": 3026 * T / 2,
+        "hbm": 2000 * G,
+        "capacity": 80 * GB,
     },
     # H100 NVL: fp32 60; tf32 835*, bf16 1671*, fp8 3341*, int8 3341*; 3.9 TB/s; 94 GB
     "h100-nvl": {
-        "fp32": 60 * T, "tf32": 835 * T / 2, "bf16": 1671 * T / 2, "fp8": 3341 * T / 2, "int8": 3341 * T / 2,
-        "hbm": 3900 * G, "capacity": 94 * GB,
+        "fp32": 60 * T,
+        "tf32": 835 * T / 2,
+        "bf16": 1671 * T / 2,
+        "fp8": 3341 * T / 2,
+        "int8": 3341 * T / 2,
+        "hbm": 3900 * G,
+        "capacity": 94 * GB,
     },
     # H200 SXM: the H100 SXM's compute; 4.8 TB/s; 141 GB
     "h200": {"bf16": 1979 * T / 2, "fp8": 3958 * T / 2, "hbm": 4800 * G, "capacity": 141 * GB},
@@ -56,7 +75,11 @@ VENDOR = {
     # MI300X (AMD prints the dense figures too): fp32 matrix 163.4, tf32 653.7, bf16 1307.4, fp8 2614.9;
     # 5.3 TB/s; 192 GB
     "mi300x": {
-        "fp32": 163.4 * T, "tf32": 653.7 * T, "bf16": 1307.4 * T, "fp8": 2614.9 * T, "hbm": 5300 * G,
+        "fp32": 163.4 * T,
+        "tf32": 653.7 * T,
+        "bf16": 1307.4 * T,
+        "fp8": 2614.9 * T,
+        "hbm": 5300 * G,
         "capacity": 192 * GB,
     },
 }
@@ -82,13 +105,16 @@ def test_table_matches_the_vendor_datasheet(key, figure, vendor):
     assert _table_value(rl.ACCELERATORS[key], figure) == pytest.approx(vendor, rel=1e-9)
 
 
-@pytest.mark.parametrize("key, link, one_way", [
-    ("h100-sxm", "nvlink", 900 * G / 2),  # NVIDIA: 900 GB/s, both directions together
-    ("a100-sxm-80gb", "nvlink", 600 * G / 2),
-    ("b200", "nvlink", 1800 * G / 2),
-    ("tpu-v5e", "ici", 4.5e10),  # the book's ICI table: 4.5e10 bytes/s one way per link
-    ("tpu-v5p", "ici", 9e10),
-])
+@pytest.mark.parametrize(
+    "key, link, one_way",
+    [
+        ("h100-sxm", "nvlink", 900 * G / 2),  # NVIDIA: 900 GB/s, both directions together
+        ("a100-sxm-80gb", "nvlink", 600 * G / 2),
+        ("b200", "nvlink", 1800 * G / 2),
+        ("tpu-v5e", "ici", 4.5e10),  # the book's ICI table: 4.5e10 bytes/s one way per link
+        ("tpu-v5p", "ici", 9e10),
+    ],
+)
 def test_links_are_one_way(key, link, one_way):
     assert rl.ACCELERATORS[key].bandwidth(link) == pytest.approx(one_way)
 
@@ -215,7 +241,11 @@ def test_a_good_file_loads(tmp_path):
     "old, new, message",
     [
         ("hbm_bandwidth = 2e12", "hbm_bandwidth = -5", "chip.hbm_bandwidth must be > 0 bytes/s, got -5"),
-        ("hbm_bandwidth = 2e12", 'hbm_bandwidth = "lots"', "chip.hbm_bandwidth must be a number in bytes/s, got 'lots'"),
+        (
+            "hbm_bandwidth = 2e12",
+            'hbm_bandwidth = "lots"',
+            "chip.hbm_bandwidth must be a number in bytes/s, got 'lots'",
+        ),
         ("hbm_bandwidth = 2e12", "hbm_bandwidth = nan", "chip.hbm_bandwidth must be a finite number"),
         ("hbm_bandwidth = 2e12", "hbm_bandwidth = true", "chip.hbm_bandwidth must be a number in bytes/s, got True"),
         ("bf16 = 1e15", "bf16 = 0", "chip.peak_flops.bf16 must be > 0 FLOP/s, got 0"),
@@ -223,7 +253,11 @@ def test_a_good_file_loads(tmp_path):
         ("bf16 = 1e15", "bfloat16 = 1e15", "chip.peak_flops.bfloat16 is not a known key"),
         ("peak_flops = { bf16 = 1e15 }", "peak_flops = {}", "chip.peak_flops must name at least one dtype"),
         ("hbm_capacity = 8e10", "hbm_capacity = -1", "chip.hbm_capacity must be > 0 bytes, got -1"),
-        ("hbm_capacity = 8e10", "hbm_capacty = 8e10", "chip.hbm_capacty is not a known key; did you mean 'hbm_capacity'"),
+        (
+            "hbm_capacity = 8e10",
+            "hbm_capacty = 8e10",
+            "chip.hbm_capacty is not a known key; did you mean 'hbm_capacity'",
+        ),
         ("hbm_capacity = 8e10\n", "", "chip is missing 'hbm_capacity'"),
         ('vendor = "V"', "vendor = 3", "chip.vendor must be non-empty text, got 3"),
         ("bandwidth = 4.5e10", "bandwidth = -4.5e10", "chip.links.ici.bandwidth must be > 0 bytes/s"),
