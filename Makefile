@@ -6,21 +6,25 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# uv installs the hash-pinned requirements.txt (and compiles it from requirements.in).
+UV_VERSION := 0.13.9
+UV := $(VENV)/bin/uv
 MATHJAX := node_modules/mathjax/es5/tex-chtml.js
-# Executed chapters are cached in _build/.jupyter_cache; the cache is dropped
-# whenever the package the chapters call changes, so no page shows stale numbers.
-LIB_FILES := $(shell find rooflinelib -name '*.py' -o -name '*.toml' -o -name '*.json' 2>/dev/null)
+# Executed chapters are cached in _build/.jupyter_cache; that cache and Sphinx's are dropped
+# whenever the package (or a helper module in book/) the chapters call changes, so no page shows stale numbers.
+LIB_FILES := $(shell find rooflinelib book -name '*.py' -o -name '*.toml' -o -name '*.json' 2>/dev/null)
 LIB_STAMP := _build/.rooflinelib-stamp
 
-.PHONY: setup book test browser clean
+.PHONY: setup book test browser lock clean
 
 setup: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.txt
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements.txt
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
 
 $(MATHJAX): package.json package-lock.json
@@ -29,7 +33,7 @@ $(MATHJAX): package.json package-lock.json
 	touch $(MATHJAX)
 
 $(LIB_STAMP): $(LIB_FILES)
-	rm -rf _build/.jupyter_cache
+	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build && touch $(LIB_STAMP)
 
 book: setup $(MATHJAX) $(LIB_STAMP)
@@ -40,6 +44,10 @@ browser:
 
 test: book browser
 	$(PY) -m pytest
+
+# Re-pin requirements.txt (with hashes) after editing requirements.in.
+lock: setup
+	$(UV) pip compile --quiet --python-version 3.11 --generate-hashes requirements.in -o requirements.txt
 
 clean:
 	rm -rf _build
