@@ -93,12 +93,14 @@ def cmd_specs(args: argparse.Namespace) -> int:
         print(f"  peak {dtype:<5} {_si(peak, _ops_unit(dtype)):>14}   ridge {ridge:7.1f} FLOPs/byte (HBM)")
     print(
         f"  HBM bandwidth {_si(acc.hbm_bandwidth, 'B/s')}, capacity "
-        f"{_si(acc.hbm_capacity, 'B') if acc.hbm_capacity else 'n/a'}"
+        f"{_si(acc.hbm_capacity, 'B', 1) if acc.hbm_capacity else 'n/a'}"
     )
     for link in acc.links.values():
         print(f"  {link.name:<5} {_si(link.bandwidth, 'B/s')} one-way ({link.scope})")
     print(f"  conventions: {acc.conventions}")
     print(f"  source: {acc.source}")
+    for figure, source in acc.sources.items():
+        print(f"  {figure} source: {source}")
     return 0
 
 

@@ -53,7 +53,7 @@ class Accelerator:
     Figures are in SI base units: ``peak_flops`` in FLOP/s (OP/s for integer
     dtypes), ``hbm_bandwidth`` in bytes/s, ``hbm_capacity`` in bytes.
     ``sources`` holds the source of any figure that has its own (the vendor's
-    figure as printed, e.g. ``"16 GB"``); :meth:`source_of` falls back to ``source``.
+    figure as printed, e.g. ``"80 GB"``); :meth:`source_of` falls back to ``source``.
 
     Examples
     --------
@@ -110,8 +110,8 @@ class Accelerator:
 
         Examples
         --------
-        >>> get_accelerator("tpu-v5e").source_of("hbm_capacity")
-        'https://cloud.google.com/tpu/docs/v5e (16 GB)'
+        >>> get_accelerator("tpu-v4").source_of("hbm_capacity")
+        'https://cloud.google.com/tpu/docs/v4 (32 GiB)'
         """
         return self.sources.get(figure, self.source)
 

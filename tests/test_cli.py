@@ -54,7 +54,9 @@ def test_help_for_every_subcommand(sub, capsys):
 def test_specs_prints_figures_with_si_prefixes(capsys):
     assert main(["specs", "tpu-v5e"]) == 0
     out = capsys.readouterr().out
-    assert "197 TFLOP/s" in out and "393 TOP/s" in out and "HBM bandwidth 819 GB/s, capacity 16 GB" in out
+    assert "197 TFLOP/s" in out and "393 TOP/s" in out
+    assert "HBM bandwidth 819 GB/s, capacity 17.2 GB" in out  # 16 GiB = 17.18e9 bytes
+    assert "hbm_capacity source: https://cloud.google.com/tpu/docs/v5e (printed as '16 GB'; read as 16 GiB" in out
     assert "45 GB/s one-way (per link)" in out
 
 

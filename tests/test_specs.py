@@ -21,12 +21,12 @@ GB, GiB = 1e9, 2**30
 VENDOR = {
     # cloud.google.com/tpu/docs/v4: 275 TFLOPs bf16 and int8, 32 GiB, 1200 GBps
     "tpu-v4": {"bf16": 275 * T, "int8": 275 * T, "hbm": 1200 * G, "capacity": 32 * GiB},
-    # cloud.google.com/tpu/docs/v5e: 197 TFLOPs, 393 TOPs, 16 GB, 819 GBps
-    "tpu-v5e": {"bf16": 197 * T, "int8": 393 * T, "hbm": 819 * G, "capacity": 16 * GB},
+    # cloud.google.com/tpu/docs/v5e: 197 TFLOPs, 393 TOPs, 819 GBps; "16 GB", read as GiB like the other TPUs
+    "tpu-v5e": {"bf16": 197 * T, "int8": 393 * T, "hbm": 819 * G, "capacity": 16 * GiB},
     # v5p: 459 TFLOPs, 918 TOPs, 2765 GBps; 95 GiB (tpu7x page's table)
     "tpu-v5p": {"bf16": 459 * T, "int8": 918 * T, "hbm": 2765 * G, "capacity": 95 * GiB},
-    # v6e: 918 TFLOPs, 1836 TOPs, 32 GB, 1638 GBps
-    "tpu-v6e": {"bf16": 918 * T, "int8": 1836 * T, "hbm": 1638 * G, "capacity": 32 * GB},
+    # v6e: 918 TFLOPs, 1836 TOPs, 1638 GBps; 32 GiB (tpu7x page's table)
+    "tpu-v6e": {"bf16": 918 * T, "int8": 1836 * T, "hbm": 1638 * G, "capacity": 32 * GiB},
     # tpu7x: 2307 TFLOPs bf16, 4614 fp8, 192 GiB, 7380 GBps
     "tpu7x": {"bf16": 2307 * T, "fp8": 4614 * T, "hbm": 7380 * G, "capacity": 192 * GiB},
     # A100 SXM 80GB: fp32 19.5; tf32 312*, bf16 624*, int8 1248* (* with sparsity); 2039 GB/s; 80 GB
@@ -132,7 +132,7 @@ def test_capacity_sources_quote_the_vendor_figure_and_unit():
     for key, chip in rl.ACCELERATORS.items():
         note = chip.source_of("hbm_capacity")
         assert note.startswith("https://") and (" GB" in note or " GiB" in note), key
-    assert "16 GB" in rl.ACCELERATORS["tpu-v5e"].source_of("hbm_capacity")
+    assert "16 GiB" in rl.ACCELERATORS["tpu-v5e"].source_of("hbm_capacity")
     assert "32 GiB" in rl.ACCELERATORS["tpu-v4"].source_of("hbm_capacity")
     # a figure without a source of its own falls back to the chip's
     assert rl.ACCELERATORS["h100-sxm"].source_of("peak_flops") == rl.ACCELERATORS["h100-sxm"].source
