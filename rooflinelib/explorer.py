@@ -59,7 +59,7 @@ def plot_explore(state: dict[str, Any], *, ax: Any = None) -> Any:
     ax = plot_roofline(state["chip"], dtype=state["dtype"], intensity_range=(lo, hi), ax=ax)
     ax.plot([state["intensity"]], [state["attainable_flops"]], "o", ms=10, color=OKABE_ITO[2],
             markeredgecolor="black", label="this matmul")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right")
     return ax
 
 

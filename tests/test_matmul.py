@@ -138,6 +138,9 @@ def test_two_chip_sharded_matmul():
         (lambda: rl.tiled_matmul_bytes(256, 256, 256, -128, 128, 128), ValueError, "bm must be a whole number .* -128"),
         (lambda: rl.tiled_matmul_bytes(256, math.nan, 256, 128, 128, 128), ValueError, "k must be a finite number"),
         (lambda: rl.sharded_matmul_t_comms(1, 8, 4.5e10, precision="fp4"), KeyError, "unknown dtype 'fp4'"),
+        # byte counts come from dtype names, so a negative or nan byte size cannot be passed any more
+        (lambda: rl.tiled_matmul_bytes(256, 256, 256, 128, 128, 128, precision=-2), TypeError, "precision must be"),
+        (lambda: rl.tiled_matmul_bytes(256, 256, 256, 128, 128, 128, precision=math.nan), TypeError, "precision"),
         (lambda: rl.critical_batch_size(1e14, 1e12, D=4096), ValueError, "give both D and F"),
         (lambda: rl.matmul_flops(np.array([4, np.nan]), 10, 10), ValueError, "B must be a finite number"),
     ],
