@@ -76,6 +76,7 @@ GLUED = {
         "t_v6e_ms": "1.1",              # 1e12 / 9.1e14 = 1.099e-3 s
         "v6e_diff_pct": "1",            # 1 - 9.1e14 / 9.18e14 = 0.87 %
         "h100_cap": "80 GB",            # 8.0e10 bytes
+        "v5e_cap": "16 GiB",            # Google lists 16 GiB
         "v5e_dcn": "3.125e9",
         "ici_over_dcn": "14.4",         # 4.5e10 / 3.125e9
         "ex_lo_ms": "3",                # max(3, 2)
@@ -213,3 +214,33 @@ def test_claim_stands_in_the_prose(page, claim):
 def test_no_unrendered_glue(page):
     text = article(page).get_text(" ")
     assert "{glue" not in text, f"{page}: a glue role was not resolved"
+
+
+# Cells of the spec appendix's tables: (table index, chip, column header) -> text, by hand from vendor sheets.
+SPEC_CELLS = {
+    (0, "TPU v5e", "ridge, bf16 (FLOPs/byte)"): "240.5",   # 1.97e14 / 8.19e11, one decimal (table figure)
+    (0, "TPU v4", "HBM capacity"): "32 GiB",               # Google lists GiB
+    (0, "TPU v5p", "HBM capacity"): "95 GiB",
+    (0, "NVIDIA H100 SXM", "HBM capacity"): "80 GB",       # NVIDIA lists GB
+    (0, "NVIDIA H100 SXM", "bf16 peak (TFLOPs/s)"): "989.5",   # 1,979 with sparsity / 2
+}
+
+
+def _spec_cell(table: int, chip: str, column: str) -> list[str]:
+    tab = article("accelerator-specs").select("table")[table]
+    headers = [" ".join(th.get_text().split()) for th in tab.select("thead th")]
+    col = headers.index(column)
+    return [" ".join(tr.select("td")[col].get_text().split()) for tr in tab.select("tbody tr")
+            if " ".join(tr.select("td")[0].get_text().split()) == chip]
+
+
+@pytest.mark.parametrize(("where", "expected"), list(SPEC_CELLS.items()), ids=[f"{c}-{h}" for _, c, h in SPEC_CELLS])
+def test_spec_table_cell(where, expected):
+    assert _spec_cell(*where) == [expected]
+
+
+def test_spec_links_keep_every_digit():
+    """TPU v5e DCN is 3.125 GB/s; a two-decimal format would print 3.12."""
+    tab = article("accelerator-specs").select("table")[1]
+    rows = [[" ".join(td.get_text().split()) for td in tr.select("td")] for tr in tab.select("tbody tr")]
+    assert [r[2] for r in rows if r[:2] == ["TPU v5e", "DCN"]] == ["3.125"]
