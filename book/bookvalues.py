@@ -42,6 +42,9 @@ BOOK: dict[str, BookValue] = {
     "h100_hbm": BookValue(3.35e12, "bytes/s", "H100 SXM HBM bandwidth, Question 5"),
     "ici_one_way": BookValue(4.5e10, "bytes/s", "bandwidth between the two chips, network section"),
     "v5p_vpu": BookValue(7e12, "FLOPs/s", "TPU v5p VPU, dot-product footnote"),
+    "gpu_bcrit": BookValue(300, "tokens", "GPU critical batch size, 'closer to 300', matmul section"),
+    "typical_max_batch": BookValue(1024, "tokens", "per-replica batch is usually below this, matmul section"),
+    "typical_min_dim": BookValue(8000, "", "D and F are usually above this, matmul section"),
 }
 
 

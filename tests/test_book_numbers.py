@@ -177,7 +177,7 @@ CLAIMS = {
     "matrix-multiplication": [
         "critical batch size of 240 tokens",
         "the two ranges overlap",
-        "2 of the 5 TPUs (TPU v4, TPU v5e) are within 5 % of 240",
+        "2 of the 5 TPUs (TPU v4, TPU v5e) are within 5% of 240",
     ],
     "network-rooflines": [
         "compute-bound when D > 8755.6",
