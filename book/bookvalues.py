@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BookValue", "BOOK", "SCALING_BOOK", "EXERCISES_URL", "sci", "capacity"]
+__all__ = ["BOOK", "EXERCISES_URL", "SCALING_BOOK", "BookValue", "capacity", "sci"]
 
 SCALING_BOOK = "https://jax-ml.github.io/scaling-book/roofline/"
 EXERCISES_URL = "https://github.com/roofline-course/roofline-course/blob/main/exercises/rooflines/"

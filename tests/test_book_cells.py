@@ -85,10 +85,16 @@ def test_first_cell_installs_the_course_when_missing(page):
     source, tags = _cells(page)[0]
     assert "remove-cell" in tags, f"{page.name}: the first code cell should be the hidden install cell"
     tree = _python(source)
-    consts = {t.id: v.value for n in tree.body if isinstance(n, ast.Assign)
-              for t, v in zip(n.targets[0].elts if isinstance(n.targets[0], ast.Tuple) else n.targets,
-                              n.value.elts if isinstance(n.value, ast.Tuple) else [n.value])
-              if isinstance(t, ast.Name) and isinstance(v, ast.Constant)}
+    consts = {
+        t.id: v.value
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t, v in zip(
+            n.targets[0].elts if isinstance(n.targets[0], ast.Tuple) else n.targets,
+            n.value.elts if isinstance(n.value, ast.Tuple) else [n.value],
+        )
+        if isinstance(t, ast.Name) and isinstance(v, ast.Constant)
+    }
     repo = CONFIG["repository"]
     assert consts.get("COURSE_URL") == repo["url"], f"{page.name}: COURSE_URL differs from _config.yml's repository.url"
     assert consts.get("COURSE_BRANCH") == repo["branch"], f"{page.name}: COURSE_BRANCH differs from repository.branch"

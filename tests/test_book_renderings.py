@@ -15,7 +15,6 @@ import re
 from collections import defaultdict
 
 import pytest
-
 from test_book_numbers import BOOK, article, glued
 
 PAGES = sorted(p.stem for p in BOOK.glob("*.md"))

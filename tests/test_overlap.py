@@ -33,7 +33,7 @@ RUN = 12
 PAGES = sorted((ROOT / "book").glob("*.md"))
 NOTEBOOKS = sorted([*(ROOT / "solutions").rglob("*.ipynb"), *(ROOT / "exercises").rglob("*.ipynb")])
 
-_CUT = "\x00"   # marks removed text; word runs never cross removed code blocks
+_CUT = "\x00"  # marks removed text; word runs never cross removed code blocks
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 _FENCE = re.compile(r"^(`{3,}|:{3,}|~{3,})[^\n]*\n.*?^\1[ \t]*$", re.S | re.M)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -56,7 +56,7 @@ def code_prose(source: str) -> str:
             if tok.type == tokenize.COMMENT:
                 parts.append(tok.string.lstrip("#"))
             elif tok.type == tokenize.STRING:
-                parts.append(re.sub(r"\{[^{}]*\}", _CUT, tok.string))   # f-string fields are code
+                parts.append(re.sub(r"\{[^{}]*\}", _CUT, tok.string))  # f-string fields are code
     except (tokenize.TokenError, IndentationError, SyntaxError):
         parts = [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
     return f" {_CUT} ".join(parts)
@@ -64,29 +64,36 @@ def code_prose(source: str) -> str:
 
 def markdown_prose(text: str) -> str:
     """Prose of MyST Markdown: math and inline code removed; fenced code kept only as comments and strings."""
+
     def fence(m: re.Match[str]) -> str:
         head, body = m.group(0).split("\n", 1)
-        if head.startswith(":") or re.match(r"`{3,}\{(admonition|note|warning|tip|caution|exercise|solution|"
-                                            r"glue:figure|figure|important|seealso|dropdown)", head):
-            return "\n" + markdown_prose(body.rsplit("\n", 1)[0]) + "\n"   # a directive: its body is prose
+        if head.startswith(":") or re.match(
+            r"`{3,}\{(admonition|note|warning|tip|caution|exercise|solution|"
+            r"glue:figure|figure|important|seealso|dropdown)",
+            head,
+        ):
+            return "\n" + markdown_prose(body.rsplit("\n", 1)[0]) + "\n"  # a directive: its body is prose
         if re.match(r"`{3,}\{math\}", head):
             return f"\n{_CUT}\n"
         return f"\n{_CUT} {code_prose(body.rsplit(chr(10), 1)[0])} {_CUT}\n"
 
-    text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)          # front matter
+    text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)  # front matter
     text = _FENCE.sub(fence, text)
-    text = re.sub(r"^:\w[\w-]*:.*$", "", text, flags=re.M)              # directive options
+    text = re.sub(r"^:\w[\w-]*:.*$", "", text, flags=re.M)  # directive options
     text = _MATH.sub(" ", text)
     text = _INLINE_CODE.sub(" ", text)
-    text = re.sub(r"\{[\w:-]+\}", " ", text)                            # role names
-    text = re.sub(r"\]\([^)]*\)", "] ", text)                           # link targets
+    text = re.sub(r"\{[\w:-]+\}", " ", text)  # role names
+    text = re.sub(r"\]\([^)]*\)", "] ", text)  # link targets
     return BeautifulSoup(f"<div>{text}</div>", "html.parser").get_text(" ")
 
 
 def notebook_prose(path: Path) -> str:
     nb = nbformat.read(path, as_version=4)
-    parts = [markdown_prose(c.source) if c.cell_type == "markdown" else code_prose(c.source)
-             for c in nb.cells if c.cell_type in ("markdown", "code")]
+    parts = [
+        markdown_prose(c.source) if c.cell_type == "markdown" else code_prose(c.source)
+        for c in nb.cells
+        if c.cell_type in ("markdown", "code")
+    ]
     return f" {_CUT} ".join(parts)
 
 
@@ -110,7 +117,7 @@ def ngrams(text: str, n: int = RUN) -> set[tuple[str, ...]]:
     grams: set[tuple[str, ...]] = set()
     for segment in text.split(_CUT):
         w = words(segment)
-        grams.update(tuple(w[i:i + n]) for i in range(len(w) - n + 1))
+        grams.update(tuple(w[i : i + n]) for i in range(len(w) - n + 1))
     return grams
 
 
@@ -119,7 +126,7 @@ def shared_runs(text: str, seed_grams: set[tuple[str, ...]], n: int = RUN) -> li
     runs: list[str] = []
     for segment in text.split(_CUT):
         w = words(segment)
-        hits = [i for i in range(len(w) - n + 1) if tuple(w[i:i + n]) in seed_grams]
+        hits = [i for i in range(len(w) - n + 1) if tuple(w[i : i + n]) in seed_grams]
         start = end = None
         for i in hits:
             if end is not None and i <= end - n + 1:
@@ -135,8 +142,10 @@ def shared_runs(text: str, seed_grams: set[tuple[str, ...]], n: int = RUN) -> li
 
 def _seed_files(pattern: str) -> list[Path]:
     if not SEEDS.is_dir():
-        pytest.fail(f"the source texts are missing: expected a folder {SEEDS} (shared/seeds beside the "
-                    "repository). Clone or copy the shared folder there to run this test.")
+        pytest.fail(
+            f"the source texts are missing: expected a folder {SEEDS} (shared/seeds beside the "
+            "repository). Clone or copy the shared folder there to run this test."
+        )
     files = sorted(SEEDS.glob(pattern))
     if not files:
         pytest.fail(f"no source text matches {pattern!r} in {SEEDS}")
@@ -153,8 +162,10 @@ def seed_grams(request: pytest.FixtureRequest) -> set[tuple[str, ...]]:
 
 def _check(name: str, text: str, grams: set[tuple[str, ...]]) -> None:
     runs = shared_runs(text, grams)
-    assert not runs, (f"{name} shares {len(runs)} run(s) of {RUN}+ words with a source text; say it in "
-                      "our own words:\n" + "\n".join(f"  - {r!r}" for r in runs))
+    assert not runs, (
+        f"{name} shares {len(runs)} run(s) of {RUN}+ words with a source text; say it in "
+        "our own words:\n" + "\n".join(f"  - {r!r}" for r in runs)
+    )
 
 
 # --------------------------------------------------------------------------- tests
@@ -162,8 +173,10 @@ def _check(name: str, text: str, grams: set[tuple[str, ...]]) -> None:
 
 def test_detector_finds_a_copied_sentence():
     """The checker flags a sentence lifted from a seed, even with math and code removed in the middle."""
-    seed = ("Say we want to do the matmul $X[B, D]$ in int8 precision (1 byte per parameter) "
-            "instead of bfloat16. Assume `8.1e11` bytes/s.")
+    seed = (
+        "Say we want to do the matmul $X[B, D]$ in int8 precision (1 byte per parameter) "
+        "instead of bfloat16. Assume `8.1e11` bytes/s."
+    )
     page = "Intro. Say we want to do the matmul $Y$ in INT8 precision, 1 byte per parameter, instead of bfloat16!"
     assert shared_runs(markdown_prose(page), ngrams(markdown_prose(seed)))
     assert not shared_runs("we want to do a matmul in int8 at one byte per value", ngrams(markdown_prose(seed)))
