@@ -39,7 +39,7 @@ from nbgrader.nbgraderformat import common as nbgrader_format
 from traitlets import Any as AnyTrait
 
 from grading import problems as problem_list
-from grading.cluster import connect
+from grading.cluster import connect, submit
 from grading.execute import Outcome, Task, executors, one_line, run_task
 from grading.problems import Problem
 from grading.progress import Progress
@@ -297,8 +297,7 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
                         progress.advance(student, notebook, f"not graded: {one_line(err)}")
                         continue
                     task = Task(student, assignment_id, notebook, text, shipped, config_files, cli_config)
-                    future = client.submit(run_task, task, pure=False, retries=1,
-                                           key=f"grade-{student}-{notebook}-{uuid.uuid4().hex[:8]}")
+                    future = submit(client, run_task, task, key=f"grade-{student}-{notebook}-{uuid.uuid4().hex[:8]}")
                     pending[future] = resources
                     running.add(future)
                 drain(block=False)

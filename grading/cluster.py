@@ -1,8 +1,8 @@
 """Where the notebooks run: a Dask cluster given by address, or one started on this machine.
 
-Tasks carry the code of :mod:`grading.execute` with them (pickled by value), so a worker
-needs the course's Python environment (nbgrader, the kernel's packages) but neither this
-package nor the course files.
+Tasks carry the code of :mod:`grading.execute` with them (pickled by value), so the
+scheduler and the workers need the course's Python environment (nbgrader, the kernel's
+packages) but neither this package nor the course files.
 
 Example
 -------
@@ -16,10 +16,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import cloudpickle
-from distributed import Client, LocalCluster
+from distributed import Client, Future, LocalCluster
 
 from grading import execute
 
@@ -44,3 +45,24 @@ def connect(scheduler: str | None, workers: int) -> Iterator[Client]:
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
+
+
+class _Call:
+    """Unpickling this object calls ``func(*args)``."""
+
+    def __init__(self, func: Callable[..., Any], *args: Any) -> None:
+        self.func, self.args = func, args
+
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        return self.func, self.args
+
+
+def submit(client: Client, func: Callable[..., Any], *args: Any, key: str, retries: int = 1) -> Future:
+    """Run ``func(*args)`` on the cluster, the function's code travelling with the task.
+
+    Dask pickles a task with the standard pickler when it can, which names functions by
+    module; the task here is ``cloudpickle.loads`` of bytes whose unpickling runs the call,
+    so neither the scheduler nor the workers have to import this package.
+    """
+    blob = cloudpickle.dumps(_Call(func, *args))
+    return client.submit(cloudpickle.loads, blob, key=key, pure=False, retries=retries)

@@ -101,6 +101,7 @@ def watched(cls: type) -> type:
     Its kernel also exits when the worker that started it dies (ipykernel's parent poller),
     so a killed worker leaves no kernel behind.
     """
+    sync = run_sync  # a local name: the class body then finds it when this code travels by value
 
     class Watched(cls):  # type: ignore[valid-type, misc]
         grading_timeouts: list[str]
@@ -111,7 +112,7 @@ def watched(cls: type) -> type:
                 self.extra_arguments = [*self.extra_arguments, f"--IPKernelApp.parent_handle={os.getpid()}"]
             await super().async_start_new_kernel(**kwargs)
 
-        start_new_kernel = run_sync(async_start_new_kernel)
+        start_new_kernel = sync(async_start_new_kernel)
 
         async def _async_handle_timeout(self, timeout: int, cell: Any = None) -> Any:
             gid = (cell or {}).get("metadata", {}).get("nbgrader", {}).get("grade_id") if cell else None
@@ -123,7 +124,7 @@ def watched(cls: type) -> type:
                 self.grading_kernel_died = True
             await super()._async_cleanup_kernel()
 
-        _cleanup_kernel = run_sync(_async_cleanup_kernel)
+        _cleanup_kernel = sync(_async_cleanup_kernel)
 
     Watched.__name__ = cls.__name__
     Watched.__qualname__ = cls.__qualname__
