@@ -73,3 +73,194 @@ def cell_by_id(nb: nbformat.NotebookNode, gid: str) -> nbformat.NotebookNode:
         if grade_id(cell) == gid:
             return cell
     raise KeyError(gid)
+
+
+# ---------------------------------------------------------------------------
+# The assignment's rubric and shipped files
+# ---------------------------------------------------------------------------
+
+SHIPPED_FILES = ["feedback.csv", "feedback.py"]  # released beside the notebooks, restored on autograde
+
+
+def rubric(name: str) -> dict[str, int]:
+    """Points per grade cell of one notebook, read from the grade-cell metadata of its source (the one source)."""
+    nb = read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb")
+    return {grade_id(c): c.metadata["nbgrader"]["points"] for c in nb.cells if is_grade_cell(c)}  # type: ignore[misc]
+
+
+def totals() -> dict[str, int]:
+    """Points per notebook."""
+    return {name: sum(rubric(name).values()) for name in NOTEBOOKS}
+
+
+# ---------------------------------------------------------------------------
+# A class of submissions with known scores, for end-to-end grading tests
+# ---------------------------------------------------------------------------
+
+Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
+
+_T_MATH = 2 * 256 * 8192 * 8192 / 3.94e14
+_T_COMMS = (256 * 8192 + 8192 * 8192 + 256 * 8192) / 8.1e11
+
+_MIX_A = {
+    # Q1: 2 bytes per int8 in (a) and (b), which (d), (f) and (g) build on.
+    Q1: {"q1_a_answer": "def bytes_loaded(B, D, F):\n    return 2 * (B * D + D * F)",
+         "q1_b_answer": "def bytes_written(B, D, F):\n    return 2 * B * F"},
+    # Q2: no write-back in the intensity.
+    Q2: {"q2_d_answer": "def arithmetic_intensity(B, D, F):\n    return total_flops(B, D, F) / bytes_loaded(B, D, F)"},
+    # Q5: the with-sparsity figure taken as the dense peak; (c) builds on it.
+    Q5: {"q5_a_answer": ("def peak_bf16_flops(sheet):\n"
+                         "    return float(sheet['BF16 Tensor Core'].rstrip('*').split()[0].replace(',', '')) * 1e12")},
+}
+
+# Answer cells that replace the reference answers, student by student.
+MISTAKES: dict[str, dict[str, dict[str, str]]] = {
+    "mix_a": _MIX_A,
+    "mix_b": {
+        Q1: {"q1_g_answer": (
+            "def t_lower(B, D, F):\n    return t_math(B, D, F) + t_comms(B, D, F)\n\n\n"
+            "def t_upper(B, D, F):\n    return max(t_math(B, D, F), t_comms(B, D, F))")},
+        # Q2: activations and output counted at one byte, like the int8 weights.
+        Q2: {"q2_a_answer": "def bytes_loaded(B, D, F):\n    return B * D + D * F",
+             "q2_b_answer": "def bytes_written(B, D, F):\n    return B * F"},
+        # Q5: the H100 PCIe figures, whatever the sheet.
+        Q5: {"q5_a_answer": "def peak_bf16_flops(sheet):\n    return 1513e12 / 2",
+             "q5_b_answer": "def hbm_bandwidth(sheet):\n    return 2.0e12"},
+    },
+    "edge": {
+        Q1: {
+            "q1_a_answer": "def bytes_loaded(B, D, F):\n    return {(4, 3, 5): 27}[(B, D, F)]",
+            "q1_b_answer": "def bytes_written(B, D, F):\n    return {(4, 3, 5): 20}[(B, D, F)]",
+            "q1_c_answer": "def total_ops(B, D, F):\n    return {(4, 3, 5): 120}[(B, D, F)]",
+            "q1_d_answer": "def arithmetic_intensity(B, D, F):\n    return {(4, 3, 5): 120 / 47}[(B, D, F)]",
+            "q1_f_answer": (
+                f"def t_math(B, D, F):\n    return {{(256, 8192, 8192): {_T_MATH!r}}}[(B, D, F)]\n\n\n"
+                f"def t_comms(B, D, F):\n    return {{(256, 8192, 8192): {_T_COMMS!r}}}[(B, D, F)]"),
+            "q1_g_answer": (
+                f"def t_lower(B, D, F):\n    return {{(256, 8192, 8192): {max(_T_MATH, _T_COMMS)!r}}}[(B, D, F)]\n\n\n"
+                f"def t_upper(B, D, F):\n    return {{(256, 8192, 8192): {_T_MATH + _T_COMMS!r}}}[(B, D, F)]"),
+        },
+        Q3: {"q3_a_answer": "def attainable_flops(B, D, F):\n    return np.full(np.shape(B), BF16_FLOPS_PER_S)"},
+        Q4: {"q4_a_answer": "def arithmetic_intensity(B, D, F):\n    while True:\n        pass"},
+        Q5: {"q5_b_answer": "import os\nos._exit(1)\nhbm_bandwidth = 3.35e12"},
+    },
+    # Every value a visible check uses, or the book prints, written in as a number: the visible checks
+    # may pass, the hidden ones (other shapes, chips, weight formats and data sheets) do not.
+    "memorised": {
+        Q1: {
+            "q1_a_answer": "def bytes_loaded(B, D, F):\n    return 27",
+            "q1_b_answer": "def bytes_written(B, D, F):\n    return 20",
+            "q1_c_answer": "def total_ops(B, D, F):\n    return 120",
+            "q1_d_answer": "def arithmetic_intensity(B, D, F):\n    return 120 / 47",
+            "q1_e_answer": "def critical_batch(peak_ops_per_s, hbm_bytes_per_s):\n    return 243",
+            "q1_f_answer": (
+                f"def t_math(B, D, F):\n    return {_T_MATH!r}\n\n\n"
+                f"def t_comms(B, D, F):\n    return {_T_COMMS!r}"),
+            "q1_g_answer": (
+                f"def t_lower(B, D, F):\n    return {max(_T_MATH, _T_COMMS)!r}\n\n\n"
+                f"def t_upper(B, D, F):\n    return {_T_MATH + _T_COMMS!r}"),
+        },
+        Q2: {
+            "q2_a_answer": "def bytes_loaded(B, D, F):\n    return 39",
+            "q2_b_answer": "def bytes_written(B, D, F):\n    return 40",
+            "q2_c_answer": "def total_flops(B, D, F):\n    return 120",
+            "q2_d_answer": "def arithmetic_intensity(B, D, F):\n    return 120 / 79",
+            "q2_e_answer": "def critical_batch(peak_flops_per_s, hbm_bytes_per_s):\n    return 120",
+        },
+        Q3: {
+            # a straight line through the one visible point, capped at the peak: plausible, and wrong elsewhere
+            "q3_a_answer": ("def attainable_flops(B, D, F):\n"
+                            "    return np.minimum(np.asarray(B, dtype=float) * 9.87858824e13 / 64, BF16_FLOPS_PER_S)"),
+            "q3_b_answer": "def critical_batch(D, F):\n    return {4096: 136.0857, 1024: 226.3148}[D]",
+        },
+        Q4: {
+            "q4_a_answer": "def arithmetic_intensity(B, D, F):\n    return {(4, 3, 5): 120 / 92}.get((B, D, F), 2.0)",
+            "q4_b_answer": "def intensity_limit(bytes_per_weight):\n    return 2",
+            "q4_c_answer": ("def always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
+                            "    return {1.5e12: False, 1e12: False}.get(peak_ops_per_s, True)"),
+        },
+        Q5: {
+            "q5_a_answer": ("def peak_bf16_flops(sheet):\n"
+                            "    return {'1,000 teraFLOPS': 1e15}.get(sheet['BF16 Tensor Core'], 989.5e12)"),
+            "q5_b_answer": ("def hbm_bandwidth(sheet):\n"
+                            "    return {'2.5TB/s': 2.5e12}.get(sheet['GPU memory bandwidth'], 3.35e12)"),
+            "q5_c_answer": ("def critical_batch(sheet):\n"
+                            "    return {'2.5TB/s': 400.0}.get(sheet['GPU memory bandwidth'], 989.5 / 3.35)"),
+        },
+    },
+    # mix_a's answers, with feedback.py rigged so that every check passes silently; the grader restores it.
+    "tamper": _MIX_A,
+}
+
+TAMPERED_FEEDBACK_PY = (
+    "def hint(msg_id, **values):\n    return ''\n\n\n"
+    "def matches(value, digest, sig=3, rel_tol=1e-6):\n    return True\n\n\n"
+    "def fingerprint(value, sig=3):\n    return ''\n")
+
+STUDENTS = ["reference", "blank", "mix_a", "mix_b", "edge", "memorised", "tamper", "corrupt"]
+
+
+def expected_scores() -> dict[str, dict[str, float]]:
+    """Score per student and notebook: the total minus the parts each mistake breaks (corrupt: not graded)."""
+    total = totals()
+    return {
+        "reference": dict(total),
+        "blank": {nb: 0 for nb in NOTEBOOKS},
+        # Q1: 2 bytes per int8 breaks (a), (b), and through them (d), (f), (g): 10 - 8.
+        # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - 4.
+        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1},
+        # Q1: swapped bounds break (g): 10 - 2.  Q2: int8 activations and output break (a), (b), (d): 8 - 5.
+        # Q5: the PCIe figures break every part.
+        "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0},
+        # Q1: hard-coded visible values keep only (e): 1.  Q2: deleted test (e): 8 - 2.
+        # Q3: wrong (a) behind an edited test: 7 - 3.  Q4: endless loop in (a): 5 - 3.
+        # Q5: os._exit in (b) leaves only (a): 2.
+        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 2},
+        # Memorised numbers score nothing, except Q3's figure (c), which is checked against the student's own
+        # attainable_flops and so passes for any plot of it: 2.
+        "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0},
+        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1},
+    }
+
+
+def _reference(release: nbformat.NotebookNode, source: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    answers = {grade_id(c): solution_body(c.source) for c in source.cells if is_answer_cell(c)}
+    nb = nbformat.reads(nbformat.writes(release), as_version=4)
+    for cell in nb.cells:
+        if is_answer_cell(cell):
+            cell.source = answers[grade_id(cell)]
+    return nb
+
+
+def build_class(course: Path, students: list[str] | None = None) -> list[str]:
+    """Write the submissions of `students` (default: all of STUDENTS) into course/submitted; return their names.
+
+    Each notebook starts from the committed release and gets the reference answers (except "blank"), then the
+    student's mistakes; "edge" also deletes one test cell and rewrites another, "corrupt" hands in broken JSON
+    for Q1, and "tamper" ships a rigged feedback.py and an emptied feedback.csv.
+    """
+    students = list(STUDENTS if students is None else students)
+    release_dir = ROOT / "exercises" / ASSIGNMENT
+    for student in students:
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        for shipped in SHIPPED_FILES:
+            shutil.copy2(release_dir / shipped, folder / shipped)
+        for name in NOTEBOOKS:
+            release = read(release_dir / f"{name}.ipynb")
+            nb = release if student == "blank" else _reference(release, read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb"))
+            for gid, src in MISTAKES.get(student, {}).get(name, {}).items():
+                cell_by_id(nb, gid).source = src
+            if student == "edge" and name == Q2:  # the student deleted a test cell
+                nb.cells = [c for c in nb.cells if grade_id(c) != "q2_e_test"]
+            if student == "edge" and name == Q3:  # and rewrote another to always pass
+                cell_by_id(nb, "q3_a_test").source = 'print("Part (a): passed")'
+            path = folder / f"{name}.ipynb"
+            if student == "corrupt" and name == Q1:
+                path.write_text('{"cells": [ this is not JSON', encoding="utf-8")
+            else:
+                nbformat.write(nb, path)
+        if student == "tamper":
+            (folder / "feedback.py").write_text(TAMPERED_FEEDBACK_PY, encoding="utf-8")
+            (folder / "feedback.csv").write_text("id,question,part,en\n", encoding="utf-8")
+    return students

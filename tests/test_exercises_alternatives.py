@@ -6,13 +6,13 @@ another answer for one part, runs it, and reads which test cells failed and why.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
+from grading_support import ASSIGNMENT, ROOT, SHIPPED_FILES, grade_id
 from nbconvert.preprocessors import ExecutePreprocessor
-
-from grading_support import ASSIGNMENT, ROOT, grade_id
 
 Answers = dict[str, str]
 
@@ -25,6 +25,8 @@ def _failures(notebook: str, answers: Answers, tmp_path: Path) -> dict[str, str]
         if gid in answers:
             keep = [ln for ln in cell.source.splitlines() if "plt.subplots" in ln or "batch_sizes =" in ln]
             cell.source = "\n".join(keep + [answers[gid]])
+    for shipped in SHIPPED_FILES:  # feedback.py and its catalogue sit beside the notebook
+        shutil.copy2(ROOT / "solutions" / ASSIGNMENT / shipped, tmp_path / shipped)
     ExecutePreprocessor(timeout=60, allow_errors=True).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     failed = {}
     for cell in nb.cells:
@@ -39,14 +41,34 @@ for size in (4096, 1024):
     plt.plot(batch_sizes, attainable_flops(batch_sizes, size, size), label=f"D = F = {size:,}")
     ax.axvline(critical_batch(size, size), ls="--", label=f"crossover, D = F = {size}")
 ax.axhline(1.97e14, color="k", label="peak")
+ax.set(xlabel="Batch size", ylabel="FLOP/s (bf16)")
 ax.legend()
 """
 
+Q5_REGEX = """
+import re
+
+
+def peak_bf16_flops(sheet):
+    text = sheet["BF16 Tensor Core"]
+    tera = float(re.sub(r"[^0-9.]", "", text))
+    return tera * 1e12 / (2 if "*" in text else 1)
+
+
+def hbm_bandwidth(sheet):
+    return float(re.match(r"[0-9.]+", sheet["GPU memory bandwidth"]).group()) * 1e12
+"""
+
 CORRECT = [
-    ("q4_per_example_weights", {"q4_c_answer": "import numpy as np\nalways_comms_bound = np.all(np.array([2.0]) < 486)"}),
-    ("q5_h100", {"q5_a_answer": "peak_bf16_flops = 1.979e15 / 2", "q5_c_answer": "critical_batch = 298.5"}),
-    ("q5_h100", {"q5_a_answer": "peak_bf16_flops = 1e15", "q5_c_answer": "critical_batch = 295"}),
+    ("q1_int8_matmul", {"q1_e_answer": "critical_batch = lambda peak, bw: 0.5 * peak / bw"}),
+    ("q3_roofline_plot", {"q3_b_answer": (
+        "def critical_batch(D, F):\n"
+        "    return D * F / (2 * D * F * HBM_BYTES_PER_S / BF16_FLOPS_PER_S - 2 * (D + F))")}),
     ("q3_roofline_plot", {"q3_c_answer": Q3_PLOT}),
+    ("q4_per_example_weights", {"q4_c_answer": (
+        "import numpy as np\n\n\ndef always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
+        "    return np.float64(arithmetic_intensity(1, D, F)) < peak_ops_per_s / hbm_bytes_per_s")}),
+    ("q5_h100", {"q5_a_answer": Q5_REGEX, "q5_b_answer": "pass"}),
 ]
 
 
@@ -62,4 +84,39 @@ for size in (4096, 1024):
 """
     failed = _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
     assert list(failed) == ["q3_c_test"]
+    assert failed["q3_c_test"].startswith("AssertionError: [q3.c.scaled]")
     assert "scaled by a factor 1e+12" in failed["q3_c_test"]
+
+
+@pytest.mark.parametrize("plot, msg_id", [
+    (("for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
+     "ax.set_ylabel('FLOPs/s')\nax.legend()"), "q3.c.xlabel"),
+    (("for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
+     "ax.set_xlabel('batch size')\nax.set_ylabel('throughput')\nax.legend()"), "q3.c.ylabel"),
+    (("for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
+     "ax.set_xlabel('batch size')\nax.set_ylabel('FLOPs/s')"), "q3.c.no-legend"),
+    (("ax.plot(batch_sizes, attainable_flops(batch_sizes, 4096, 4096), label='D = F = 4096')\nax.legend()\n"
+     "ax.plot(batch_sizes, attainable_flops(batch_sizes, 1024, 1024), label='D = F = 1024')\n"
+     "ax.set_xlabel('batch size')\nax.set_ylabel('FLOPs/s')"), "q3.c.legend-entry"),
+])
+def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path: Path) -> None:
+    failed = _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
+    assert list(failed) == ["q3_c_test"] and failed["q3_c_test"].startswith(f"AssertionError: [{msg_id}]")
+
+
+@pytest.mark.parametrize("notebook, answers, test, msg_id", [
+    # the exact count (D - 1 adds) is named as a different convention, not as a plain error
+    ("q1_int8_matmul", {"q1_c_answer": "def total_ops(B, D, F):\n    return B * F * (2 * D - 1)"},
+     "q1_c_test", "q1.c.exact-adds"),
+    ("q5_h100", {"q5_a_answer": ("def peak_bf16_flops(sheet):\n"
+                                 "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '')) * 1e12 / 2")},
+     "q5_a_test", "q5.a.halved-unstarred"),
+    ("q5_h100", {"q5_a_answer": ("def peak_bf16_flops(sheet):\n"
+                                 "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '.')) * 1e12 / 2")},
+     "q5_a_test", "q5.a.thousands-comma"),
+    ("q2_int8_weights", {"q2_e_answer": "def critical_batch(peak, bw):\n    return peak / bw"},
+     "q2_e_test", "q2.e.all-bf16"),
+])
+def test_misconception_is_named(notebook: str, answers: Answers, test: str, msg_id: str, tmp_path: Path) -> None:
+    failed = _failures(notebook, answers, tmp_path)
+    assert failed.get(test, "").startswith(f"AssertionError: [{msg_id}]"), failed

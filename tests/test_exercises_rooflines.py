@@ -7,12 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-from grading_support import ASSIGNMENT, NOTEBOOKS, ROOT, copy_course, course_env, is_grade_cell, nbgrader, read
-
-# Points per notebook, from the rubric in each notebook's introduction.
-TOTALS = {"q1_int8_matmul": 10, "q2_int8_weights": 8, "q3_roofline_plot": 7,
-          "q4_per_example_weights": 5, "q5_h100": 5}
+from grading_support import (
+    ASSIGNMENT,
+    NOTEBOOKS,
+    ROOT,
+    SHIPPED_FILES,
+    copy_course,
+    course_env,
+    is_grade_cell,
+    nbgrader,
+    read,
+    rubric,
+)
 
 
 def _comparable(path: Path) -> list[tuple]:
@@ -21,12 +27,15 @@ def _comparable(path: Path) -> list[tuple]:
             for c in nb.cells]
 
 
-def test_rubric_totals_match_the_grade_cells() -> None:
-    for name, total in TOTALS.items():
+def test_intro_tables_match_the_grade_cells() -> None:
+    """The grade cells' points are the one source; each introduction's table and total must agree with them."""
+    for name in NOTEBOOKS:
         nb = read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb")
-        points = sum(c.metadata["nbgrader"]["points"] for c in nb.cells if is_grade_cell(c))
-        assert points == total, name
-        assert f"({total} points)" in nb.cells[0].source, name
+        points = rubric(name)
+        intro = nb.cells[0].source
+        assert f"({sum(points.values())} points)" in intro, name
+        table = dict(re.findall(r"^\| \((\w)\) \|.*\| (\d+) \|$", intro, re.M))
+        assert {f"{name[:2]}_{part}_test": int(p) for part, p in table.items()} == points, name
 
 
 def test_exercises_are_generated_from_solutions(tmp_path: Path) -> None:
@@ -40,12 +49,16 @@ def test_exercises_are_generated_from_solutions(tmp_path: Path) -> None:
         fresh = _comparable(course / "exercises" / ASSIGNMENT / f"{name}.ipynb")
         assert fresh == _comparable(ROOT / "exercises" / ASSIGNMENT / f"{name}.ipynb"), (
             f"exercises/{ASSIGNMENT}/{name}.ipynb is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`")
+    for name in SHIPPED_FILES:  # the message catalogue travels with the notebooks
+        fresh = (course / "exercises" / ASSIGNMENT / name).read_bytes()
+        assert fresh == (ROOT / "exercises" / ASSIGNMENT / name).read_bytes(), (
+            f"exercises/{ASSIGNMENT}/{name} is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`")
 
 
 def test_exercises_hold_no_solutions_or_hidden_tests() -> None:
     for name in NOTEBOOKS:
         text = (ROOT / "exercises" / ASSIGNMENT / f"{name}.ipynb").read_text(encoding="utf-8")
-        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text and "hidden_shapes" not in text
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text and "hidden_" not in text
 
 
 def test_unfilled_exercises_fail_every_check(tmp_path: Path) -> None:

@@ -15,98 +15,49 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
-
 from grading_support import (
     ASSIGNMENT,
     NOTEBOOKS,
     ROOT,
+    SHIPPED_FILES,
+    build_class,
     cell_by_id,
     copy_course,
     course_env,
-    grade_id,
-    is_answer_cell,
+    expected_scores,
     nbgrader,
     read,
-    solution_body,
+    rubric,
+    totals,
 )
 
 Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
 
-# Points per part, from the rubric stated in each notebook.
-RUBRIC = {
-    Q1: {"q1_a_test": 1, "q1_b_test": 1, "q1_c_test": 1, "q1_d_test": 2, "q1_e_test": 1, "q1_f_test": 2,
-         "q1_g_test": 2},
-    Q2: {"q2_a_test": 2, "q2_b_test": 1, "q2_c_test": 1, "q2_d_test": 2, "q2_e_test": 2},
-    Q3: {"q3_a_test": 3, "q3_b_test": 2, "q3_c_test": 2},
-    Q4: {"q4_a_test": 3, "q4_b_test": 1, "q4_c_test": 1},
-    Q5: {"q5_a_test": 2, "q5_b_test": 1, "q5_c_test": 2},
-}
-TOTAL = {nb: sum(parts.values()) for nb, parts in RUBRIC.items()}  # 10, 8, 7, 5, 5
+# Points per grade cell, from the grade-cell metadata of the sources (the one place they are written).
+RUBRIC = {name: rubric(name) for name in NOTEBOOKS}
+TOTAL = totals()  # 10, 8, 7, 5, 5
+EXPECTED = expected_scores()
 
-# Expected score per student and notebook: the total minus the parts each mistake breaks.
-EXPECTED = {
-    "reference": dict(TOTAL),
-    "blank": {nb: 0 for nb in NOTEBOOKS},
-    # Q1: 2 bytes per int8 breaks (a), (b), and through them (d), (f), (g): 10 - 8.
-    # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - 4.
-    "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1},
-    # Q1: swapped bounds break (g): 10 - 2.  Q2: int8 activations and output break (a), (b), (d): 8 - 5.
-    # Q5: the PCIe figures break every part.
-    "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0},
-    # Q1: hard-coded visible values keep only the scalar (e): 1.  Q2: deleted test (e): 8 - 2.
-    # Q3: wrong (a) behind an edited test: 7 - 3.  Q4: endless loop in (a): 5 - 3.
-    # Q5: os._exit in (b) leaves only (a): 2.
-    "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 2},
-}
-
-# The messages a failing check must show, by student and notebook.
+# The message (its catalogue id) a failing check must show, by student and notebook.
 MESSAGES = {
-    ("mix_a", Q1): "2 bytes per int8 value",
-    ("mix_a", Q2): "write-back of the output",
-    ("mix_a", Q5): "with-sparsity figure",
-    ("mix_b", Q1): "swapped the lower and upper bounds",
-    ("mix_b", Q2): "int8 weights halve only the weight bytes",
-    ("mix_b", Q5): "another H100 variant",
+    ("mix_a", Q1): "q1.int8-two-bytes",
+    ("mix_a", Q2): "q2.forgot-write-back",
+    ("mix_a", Q5): "q5.a.sparse-peak",
+    ("mix_b", Q1): "q1.g.swapped",
+    ("mix_b", Q2): "q2.activations-one-byte",
+    ("mix_b", Q5): "q5.other-variant",
+    ("tamper", Q1): "q1.int8-two-bytes",
+    ("tamper", Q5): "q5.a.sparse-peak",
 }
-
-T_MATH = 2 * 256 * 8192 * 8192 / 3.94e14
-T_COMMS = (256 * 8192 + 8192 * 8192 + 256 * 8192) / 8.1e11
-
-# Answer cells that replace the reference answers, student by student.
-MISTAKES = {
-    "mix_a": {
-        Q1: {"q1_a_answer": "def bytes_loaded(B, D, F):\n    return 2 * (B * D + D * F)",
-             "q1_b_answer": "def bytes_written(B, D, F):\n    return 2 * B * F"},
-        Q2: {"q2_d_answer": "def arithmetic_intensity(B, D, F):\n    return total_flops(B, D, F) / bytes_loaded(B, D, F)"},
-        Q5: {"q5_a_answer": "peak_bf16_flops = 1.979e15"},
-    },
-    "mix_b": {
-        Q1: {"q1_g_answer": (
-            "def t_lower(B, D, F):\n    return t_math(B, D, F) + t_comms(B, D, F)\n\n\n"
-            "def t_upper(B, D, F):\n    return max(t_math(B, D, F), t_comms(B, D, F))")},
-        Q2: {"q2_a_answer": "def bytes_loaded(B, D, F):\n    return B * D + D * F",
-             "q2_b_answer": "def bytes_written(B, D, F):\n    return B * F"},
-        Q5: {"q5_a_answer": "peak_bf16_flops = 1513e12 / 2", "q5_b_answer": "hbm_bandwidth = 2.0e12"},
-    },
-    "edge": {
-        Q1: {
-            "q1_a_answer": "def bytes_loaded(B, D, F):\n    return {(4, 3, 5): 27}[(B, D, F)]",
-            "q1_b_answer": "def bytes_written(B, D, F):\n    return {(4, 3, 5): 20}[(B, D, F)]",
-            "q1_c_answer": "def total_ops(B, D, F):\n    return {(4, 3, 5): 120}[(B, D, F)]",
-            "q1_d_answer": "def arithmetic_intensity(B, D, F):\n    return {(4, 3, 5): 120 / 47}[(B, D, F)]",
-            "q1_f_answer": (
-                f"def t_math(B, D, F):\n    return {{(256, 8192, 8192): {T_MATH!r}}}[(B, D, F)]\n\n\n"
-                f"def t_comms(B, D, F):\n    return {{(256, 8192, 8192): {T_COMMS!r}}}[(B, D, F)]"),
-            "q1_g_answer": (
-                f"def t_lower(B, D, F):\n    return {{(256, 8192, 8192): {max(T_MATH, T_COMMS)!r}}}[(B, D, F)]\n\n\n"
-                f"def t_upper(B, D, F):\n    return {{(256, 8192, 8192): {T_MATH + T_COMMS!r}}}[(B, D, F)]"),
-        },
-        Q3: {"q3_a_answer": "def attainable_flops(B, D, F):\n    return np.full(np.shape(B), BF16_FLOPS_PER_S)"},
-        Q4: {"q4_a_answer": "def arithmetic_intensity(B, D, F):\n    while True:\n        pass"},
-        Q5: {"q5_b_answer": "import os\nos._exit(1)\nhbm_bandwidth = 3.35e12"},
-    },
+# The hidden checks that catch memorised numbers, by notebook.
+MEMORISED_CAUGHT = {
+    Q1: ["q1.a.hidden-shape", "q1.b.hidden-shape", "q1.c.hidden-shape", "q1.d.hidden-shape", "q1.ignores-chip",
+         "q1.f.hidden-shape", "q1.g.hidden-shape"],
+    Q2: ["q2.a.hidden-shape", "q2.b.hidden-shape", "q2.c.hidden-shape", "q2.d.hidden-shape", "q2.ignores-chip"],
+    Q3: ["q3.a.hidden-shape"],
+    Q4: ["q4.a.hidden-shape", "q4.b.weight-bytes", "q4.c.hidden-cases"],
+    Q5: ["q5.a.hidden-sheet", "q5.b.hidden-sheet", "q5.c.hidden-sheet"],
 }
 
 GRADEBOOK_DUMP = """
@@ -124,36 +75,8 @@ with Gradebook(sys.argv[1]) as gb:
 print(json.dumps(out))
 """
 
-CELL_TIMEOUT_S = 20
-
-
-def _reference(release: nbformat.NotebookNode, source: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    answers = {grade_id(c): solution_body(c.source) for c in source.cells if is_answer_cell(c)}
-    nb = nbformat.from_dict(json.loads(json.dumps(release)))
-    for cell in nb.cells:
-        if is_answer_cell(cell):
-            cell.source = answers[grade_id(cell)]
-    return nb
-
-
-def _build_submissions(course: Path) -> None:
-    for student in ["reference", "blank", "mix_a", "mix_b", "edge", "corrupt"]:
-        folder = course / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        for name in NOTEBOOKS:
-            release = read(ROOT / "exercises" / ASSIGNMENT / f"{name}.ipynb")
-            nb = release if student == "blank" else _reference(release, read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb"))
-            for gid, src in MISTAKES.get(student, {}).get(name, {}).items():
-                cell_by_id(nb, gid).source = src
-            if student == "edge" and name == Q2:  # the student deleted a test cell
-                nb.cells = [c for c in nb.cells if grade_id(c) != "q2_e_test"]
-            if student == "edge" and name == Q3:  # and rewrote another to always pass
-                cell_by_id(nb, "q3_a_test").source = 'print("Part (a): passed")'
-            path = folder / f"{name}.ipynb"
-            if student == "corrupt" and name == Q1:
-                path.write_text('{"cells": [ this is not JSON', encoding="utf-8")
-            else:
-                nbformat.write(nb, path)
+# Imports are warmed first, so a cell that takes this long is the endless loop, not a slow first import.
+CELL_TIMEOUT_S = 6
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -171,10 +94,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     course = copy_course(tmp_path_factory.mktemp("course"))
     gen = nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
     assert gen.returncode == 0, gen.stdout + gen.stderr
-    _build_submissions(course)
+    build_class(course)
     before = _digest(course / "submitted")
-    # warm matplotlib's font cache so the per-cell timeout only ever catches the endless loop
-    subprocess.run([sys.executable, "-c", "import matplotlib.pyplot"], env=course_env(), check=True)
+    # warm matplotlib's font cache and the bytecode caches so the per-cell timeout only ever catches the endless loop
+    subprocess.run([sys.executable, "-c", "import matplotlib.pyplot, numpy, ipykernel"], env=course_env(), check=True)
     auto = nbgrader(course, "autograde", ASSIGNMENT, "--create", f"--Execute.timeout={CELL_TIMEOUT_S}")
     feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
     export = nbgrader(course, "export", "--to", str(course / "grades.csv"))
@@ -196,7 +119,7 @@ def test_export_totals(graded: dict) -> None:
         rows = {row["student_id"]: row for row in csv.DictReader(fh)}
     for student, per_nb in EXPECTED.items():
         assert float(rows[student]["raw_score"]) == pytest.approx(sum(per_nb.values()))
-        assert float(rows[student]["max_score"]) == pytest.approx(35)
+        assert float(rows[student]["max_score"]) == pytest.approx(sum(TOTAL.values()))
 
 
 def test_corrupt_submission_is_reported_and_the_others_are_graded(graded: dict) -> None:
@@ -205,7 +128,7 @@ def test_corrupt_submission_is_reported_and_the_others_are_graded(graded: dict) 
     assert auto.returncode != 0
     assert "There was an error processing assignment 'rooflines' for student 'corrupt'" in log
     assert "not valid JSON" in log or "does not appear to be JSON" in log or "JSONDecodeError" in log
-    assert not (graded["course"] / "autograded" / "corrupt").exists()
+    assert not (graded["course"] / "autograded" / "corrupt" / ASSIGNMENT).exists()
     for student in EXPECTED:
         for name in NOTEBOOKS:
             assert (graded["course"] / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").is_file()
@@ -217,11 +140,48 @@ def test_submissions_are_left_untouched(graded: dict) -> None:
 
 def test_misconceptions_are_named_in_the_feedback(graded: dict) -> None:
     assert graded["feedback"].returncode == 0, graded["feedback"].stderr
-    for (student, name), phrase in MESSAGES.items():
+    for (student, name), msg_id in MESSAGES.items():
         text = _text(graded["course"] / "feedback" / student / ASSIGNMENT / f"{name}.html")
-        assert re.search(r"AssertionError: [^\n]*" + re.escape(phrase), text), (student, name, phrase)
+        shown = r"AssertionError: \[" + re.escape(msg_id) + r"\] \S"
+        assert re.search(shown, text), (student, name, msg_id)
         ref = _text(graded["course"] / "feedback" / "reference" / ASSIGNMENT / f"{name}.html")
-        assert not re.search(r"AssertionError: [^\n]*" + re.escape(phrase), ref)
+        assert not re.search(shown, ref)
+
+
+def test_every_failed_check_names_its_catalogue_id(graded: dict) -> None:
+    """A check that fails on an assertion says which catalogue message it is: its evalue starts with [id]."""
+    course = graded["course"]
+    for student in EXPECTED:
+        for name in NOTEBOOKS:
+            for cell in read(course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").cells:
+                for out in cell.get("outputs", []):
+                    if out.output_type == "error" and out.ename == "AssertionError" and "restored" not in out.evalue:
+                        assert re.match(r"\[q\d\.[a-z0-9.-]+\] \S", out.evalue), (student, name, out.evalue)
+
+
+def test_memorised_numbers_lose_the_hidden_points(graded: dict) -> None:
+    """Every value the notebook shows or the book prints, written in as a number, fails on unseen inputs."""
+    course = graded["course"]
+    for name, ids in MEMORISED_CAUGHT.items():
+        nb = read(course / "autograded" / "memorised" / ASSIGNMENT / f"{name}.ipynb")
+        shown = " ".join(out.get("evalue", "") for cell in nb.cells for out in cell.get("outputs", [])
+                         if out.output_type == "error")
+        for msg_id in ids:
+            assert f"[{msg_id}]" in shown, (name, msg_id)
+    cells = {nb: graded["scores"]["memorised"][nb]["cells"] for nb in NOTEBOOKS}
+    assert {gid for nb in NOTEBOOKS for gid, score in cells[nb].items() if score} == {"q3_c_test"}
+
+
+def test_the_grader_restores_the_shipped_files(graded: dict) -> None:
+    """A student who rigs feedback.py (every check passes, every message is empty) gains nothing."""
+    course = graded["course"]
+    for shipped in SHIPPED_FILES:
+        assert (course / "submitted" / "tamper" / ASSIGNMENT / shipped).read_bytes() != (
+            ROOT / "solutions" / ASSIGNMENT / shipped).read_bytes()
+        assert (course / "autograded" / "tamper" / ASSIGNMENT / shipped).read_bytes() == (
+            ROOT / "solutions" / ASSIGNMENT / shipped).read_bytes()
+    for name in NOTEBOOKS:
+        assert graded["scores"]["tamper"][name]["cells"] == graded["scores"]["mix_a"][name]["cells"], name
 
 
 def test_hidden_tests_run_but_stay_out_of_the_feedback(graded: dict) -> None:
