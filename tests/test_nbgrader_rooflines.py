@@ -1,7 +1,8 @@
 """End to end: the instructor workflow on the `rooflines` assignment, in a temporary copy of the course.
 
-generate_assignment -> submissions built from the release notebooks -> autograde ->
-generate_feedback -> export, then exact scores from the rubric below.
+generate_assignment -> a class of submissions built from the release notebooks (grading_support.build_class)
+-> autograde -> generate_feedback -> export, then exact scores (grading_support.expected_scores, from the
+points in the grade-cell metadata).
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ column, chosen with the environment variable ``ROOFLINE_LANG``).
 A visible check must say whether an answer is right without printing it, so it
 compares a *fingerprint*: the SHA-256 digest of the value rounded to three
 significant figures. The grader's hidden checks compare the values themselves,
-with a tolerance, at inputs the notebook never shows.
+with a tolerance, at inputs the notebook never shows. To write a new check,
+compute the digest of the right value once, beside this file:
+``python -c "from feedback import fingerprint; print(fingerprint(2 * 4 * 3 * 5))"``,
+and put the printed literal in the check.
 """
 
 from __future__ import annotations
