@@ -116,6 +116,12 @@ def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path
      "q5_a_test", "q5.a.thousands-comma"),
     ("q2_int8_weights", {"q2_e_answer": "def critical_batch(peak, bw):\n    return peak / bw"},
      "q2_e_test", "q2.e.all-bf16"),
+    ("q1_int8_matmul", {"q1_e_answer": "def critical_batch(peak, bw):\n    return 1.97e14 / 8.2e11"},
+     "q1_e_test", "q1.e.bf16-answer"),
+    ("q2_int8_weights", {"q2_e_answer": "def critical_batch(peak, bw):\n    return 3.94e14 / 8.1e11 / 2"},
+     "q2_e_test", "q2.e.q1-answer"),
+    ("q4_per_example_weights", {"q4_b_answer": "def intensity_limit(bytes_per_weight):\n    return 1 / bytes_per_weight"},
+     "q4_b_test", "q4.b.mac-one-op"),
 ])
 def test_misconception_is_named(notebook: str, answers: Answers, test: str, msg_id: str, tmp_path: Path) -> None:
     failed = _failures(notebook, answers, tmp_path)
