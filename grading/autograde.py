@@ -34,7 +34,7 @@ from nbconvert.writers import FilesWriter
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.apps.autogradeapp import AutogradeApp
-from nbgrader.converters import Autograde
+from nbgrader.converters import Autograde, NbGraderException
 from nbgrader.nbgraderformat import common as nbgrader_format
 from traitlets import Any as AnyTrait
 
@@ -80,13 +80,16 @@ class Grader(Autograde):
     """nbgrader's Autograde converter, driven one notebook at a time instead of one student at a time."""
 
     executed = AnyTrait(None, allow_none=True)
+    executor_positions: set[int] | None = None
 
     def _init_preprocessors(self) -> None:
         if self._sanitizing or self.executed is None:
             super()._init_preprocessors()
             return
         self.exporter._preprocessors = []
-        positions = {index for index, _ in executors(self.config)}
+        if self.executor_positions is None:
+            self.executor_positions = {index for index, _ in executors(self.config)}
+        positions = self.executor_positions
         for index, pp in enumerate(self.autograde_preprocessors):
             if index in positions:
                 self.exporter.register_preprocessor(Executed(notebook=self.executed), enabled=True)
@@ -155,6 +158,10 @@ class Grader(Autograde):
             gb.db.commit()
 
 
+class GradingError(Exception):
+    """A problem with the whole run (no such assignment, no submissions, no cluster), not with one notebook."""
+
+
 @dataclass
 class Summary:
     """What a run did: notebooks graded, problems found in this run, and the full list kept on disk."""
@@ -174,10 +181,10 @@ def load_app(assignment: str, nbgrader_args: list[str]) -> AutogradeApp:
     return app
 
 
-def _cli_config(app: AutogradeApp, timeout: float | None) -> dict[str, Any]:
+def _cli_config(app: AutogradeApp, timeout: int | None) -> dict[str, Any]:
     config = {section: dict(values) for section, values in app.cli_config.items()}
     if timeout is not None:
-        config.setdefault("Execute", {})["timeout"] = int(timeout)
+        config.setdefault("Execute", {})["timeout"] = timeout
     return config
 
 
@@ -202,7 +209,7 @@ def _reason(outcome: Outcome, timeout: Any) -> str | None:
 
 
 def autograde(assignment: str, *, workers: int, scheduler: str | None = None, force: bool = False,
-              timeout: float | None = None, nbgrader_args: list[str] | None = None,
+              timeout: int | None = None, nbgrader_args: list[str] | None = None,
               stream: TextIO | None = None) -> Summary:
     """Grade every submission of an assignment; see the module docstring."""
     nbgrader_format.jsonschema = _CheckedSchema()  # type: ignore[assignment]
@@ -217,9 +224,18 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
     summary = Summary()
     regraded: set[tuple[str, str]] = set()
     with _cwd(root):
-        grader.init_notebooks()
+        with Gradebook(grader.coursedir.db_url, grader.coursedir.course_id) as gb:
+            if assignment not in {a.name for a in gb.assignments}:
+                raise GradingError(f"the gradebook has no assignment '{assignment}': "
+                                   f"run `nbgrader generate_assignment {assignment}` first")
+        try:
+            grader.init_notebooks()
+        except NbGraderException as err:
+            raise GradingError(f"no submissions to grade ({err})") from err
         grader.writer = FilesWriter(parent=grader, config=grader.config)
         grader.exporter = grader.exporter_class(parent=grader, config=grader.config)
+        # validate each notebook once after all preprocessors rather than after each one: same checks, less time
+        grader.exporter.optimistic_validation = True
         source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
         shipped = {str(p.relative_to(source)): p.read_bytes()
                    for p in map(Path, utils.find_all_files(str(source), grader.coursedir.ignore + ["*.ipynb"]))}
@@ -266,7 +282,11 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
             progress.advance(student, notebook, f"graded in {outcome.seconds:.1f} s on {outcome.host}"
                              + (f" ({note})" if note else ""))
 
-        with connect(scheduler, workers) as client:
+        with contextlib.ExitStack() as stack:
+            try:
+                client = stack.enter_context(connect(scheduler, workers))
+            except OSError as err:
+                raise GradingError(f"cannot reach the Dask scheduler at {scheduler} ({one_line(err)})") from err
             running = as_completed(with_results=False)
             pending: dict[Any, dict] = {}
 

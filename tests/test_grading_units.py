@@ -1,0 +1,107 @@
+"""The grading package's small parts: problem list, progress, report tables, task transport, docstrings."""
+
+from __future__ import annotations
+
+import doctest
+import io
+import pickle
+from collections import defaultdict
+from pathlib import Path
+
+import cloudpickle
+import pytest
+
+import grading.execute
+import grading.problems
+import grading.progress
+import grading.report
+import grading.sample
+from grading.cli import main
+from grading.cluster import _Call
+from grading.problems import Problem, load, merge, problems_path, save
+from grading.progress import Progress
+from grading.report import ClassResults, misconception_rows, score_rows
+
+
+@pytest.mark.parametrize("module", [grading.execute, grading.problems, grading.progress, grading.report,
+                                    grading.sample])
+def test_docstring_examples(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
+    assert result.failed == 0
+
+
+def test_problem_list_round_trip_and_merge(tmp_path: Path) -> None:
+    path = problems_path(tmp_path, "hw1")
+    old = [Problem("ada", "q1", "time-out", graded=True), Problem("bob", "q2", "not JSON", graded=False)]
+    save(path, old)
+    assert load(path) == sorted(old, key=lambda p: p.student)
+    # ada's q1 was graded again without trouble: dropped; bob's q2 was not graded again: kept
+    new = [Problem("cy", "q3", "kernel died", graded=True)]
+    assert merge(load(path), new, regraded={("ada", "q1")}) == [old[1], new[0]]
+    assert load(tmp_path / "missing.json") == []
+
+
+def test_progress_lines_without_a_terminal() -> None:
+    stream = io.StringIO()
+    progress = Progress(total=3, stream=stream)
+    progress.advance("ada", "q1", "graded")
+    progress.advance("bob", "q2", "not graded: bad JSON")
+    assert stream.getvalue().splitlines() == ["[1/3] ada / q1: graded", "[2/3] bob / q2: not graded: bad JSON"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal() -> None:
+    stream = _Terminal()
+    progress = Progress(total=4, stream=stream)
+    progress.advance("ada", "q1", "graded")
+    progress.close()
+    text = stream.getvalue()
+    assert "1/4" in text and "notebook" in text and "<" in text  # count and time left (elapsed<remaining)
+
+
+def test_one_line_reason() -> None:
+    assert grading.execute.one_line(RuntimeError("")) == "RuntimeError"
+    assert grading.execute.one_line(OSError("disk full\ntrace")) == "OSError: disk full"
+
+
+def test_calls_travel_by_value() -> None:
+    blob = cloudpickle.dumps(_Call(divmod, 17, 5))
+    assert pickle.loads(blob) == (3, 2)
+
+
+def _results() -> ClassResults:
+    results = ClassResults(students=["ada", "bob", "cy"])
+    results.max_points = {("q1_x", "q1_a_test"): 2.0}
+    results.scores = defaultdict(dict, {("q1_x", "q1_a_test"): {"ada": 2.0, "bob": 0.0, "cy": None}})
+    results.graded = defaultdict(set, {"q1_x": {"ada", "bob"}})
+    results.hits = defaultdict(set, {"q1.two-bytes": {"bob"}, "q9.unknown": {"ada", "bob"}})
+    results.catalogue = {"q1.two-bytes": {"id": "q1.two-bytes", "question": "1", "part": "a", "en": "int8 is 1 byte"},
+                         "q1.never": {"id": "q1.never", "question": "1", "part": "b", "en": "never seen"}}
+    return results
+
+
+def test_score_distribution_rows() -> None:
+    rows = score_rows(_results())
+    assert [(r["score"], r["students"]) for r in rows] == [("2", 1), ("0", 1), ("not graded", 1)]
+
+
+def test_misconception_rows_count_students_out_of_those_graded() -> None:
+    rows = {r["id"]: r for r in misconception_rows(_results())}
+    assert (rows["q1.two-bytes"]["students"], rows["q1.two-bytes"]["of"]) == (1, 2)  # q1_x graded for ada, bob
+    assert rows["q1.never"]["students"] == 0
+    assert rows["q9.unknown"]["message"] == "(not in the catalogue)" and rows["q9.unknown"]["of"] == 3
+
+
+def test_figure_is_written(tmp_path: Path) -> None:
+    results = _results()
+    grading.report.figure(results, misconception_rows(results), tmp_path / "report.png")
+    assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_bad_worker_count_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["autograde", "hw1", "--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err
