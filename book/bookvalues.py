@@ -40,7 +40,7 @@ BOOK: dict[str, BookValue] = {
     "h100_bf16_sparse": BookValue(1.979e15, "FLOPs/s", "H100 SXM datasheet bf16, 'with sparsity', Question 5"),
     "h100_bf16_q5": BookValue(1e15, "FLOPs/s", "H100 dense bf16 as rounded in the answer to Question 5"),
     "h100_hbm": BookValue(3.35e12, "bytes/s", "H100 SXM HBM bandwidth, Question 5"),
-    "ici_one_way": BookValue(4.5e10, "bytes/s", "bandwidth between the two chips, network section"),
+    "two_chip_link": BookValue(4.5e10, "bytes/s", "bytes/s each way between the two TPUs, network section"),
     "v5p_vpu": BookValue(7e12, "FLOPs/s", "TPU v5p VPU, dot-product footnote"),
     "gpu_bcrit": BookValue(300, "tokens", "GPU critical batch size, 'closer to 300', matmul section"),
     "typical_max_batch": BookValue(1024, "tokens", "per-replica batch is usually below this, matmul section"),
