@@ -168,6 +168,7 @@ GLUED = {
 # Sentences whose numbers and words must stand together in the prose.
 CLAIMS = {
     "where-does-the-time-go": [
+        "9.1e14 here, 1 % below the vendor’s figure, and 9.2e14 in its Part 2, which is the vendor’s figure rounded",
         "critical intensity is 240 FLOPs/byte",
         "takes between 3 ms and 5 ms",
         "about 0.5 FLOP per byte",
@@ -180,11 +181,18 @@ CLAIMS = {
     ],
     "matrix-multiplication": [
         "critical batch size of 240 tokens",
+        "between 153 and 560 tokens per replica: hundreds, never thousands",
+        "usually under 1024 tokens while D and F are above 8000",
         "the two ranges overlap",
         "2 of the 5 TPUs (TPU v4, TPU v5e) are within 5% of 240",
     ],
     "network-rooflines": [
         "compute-bound when D > 8755.6",
+        "It speaks only of “TPUs”",
+    ],
+    "intro": [
+        "Rates are written with the significant figures their source gives them (8.2e11 and 1.97e14",
+        "in the network chapter it prints 4377 for 4377.8",
     ],
     "problems": [
         "within 2 % of the bf16 rule",
@@ -195,6 +203,23 @@ CLAIMS = {
     "errata": [
         "a ratio of 1.66",
         "the book prints 4377 and 8755",
+        "is ambiguous rather than wrong",
+        "fits an fp32 output, or a bf16 output tile read and written back",
+        "is 2 × 1.97e14: twice its bf16 figure",
+        "so the book’s is not a rounding of it",
+        "The book calls HBM “on-chip memory”",
+        "repeated by the Korean translation",
+        "“another DF additions”",
+        "so it is BF additions per chip",
+        "The question gives 1.97e14 FLOPs/s and no bandwidth",
+        "“almost doubles” the critical batch size",
+        "“around 3”",
+        "“on most TPUs”",
+        "counts the 2BDF int8 operations as “FLOPs”",
+        "“two horizontal lines”",
+        "“represents” the memory bandwidth",
+        "“that is, 4BF bytes”",
+        "still writes B > 120",
     ],
 }
 
@@ -250,3 +275,116 @@ def test_spec_links_keep_every_digit():
     tab = article("accelerator-specs").select("table")[1]
     rows = [[" ".join(td.get_text().split()) for td in tr.select("td")] for tr in tab.select("tbody tr")]
     assert [r[2] for r in rows if r[:2] == ["TPU v5e", "DCN"]] == ["3.125"]
+
+
+# What the course must never say again (a page's prose and outputs, case-insensitive).
+NEVER_SAID = {
+    "the book's int8 peak as a rounding of Google's 3.93e14 (it is 2 × 1.97e14)": re.compile(
+        r"rounds int8|rounded to 3\.94e14|3\.93e14,? rounded|3\.94e14 is (google's|the vendor's)", re.I
+    ),
+    "an erratum without a source (a 'common slip')": re.compile(r"common slip|easy slip", re.I),
+    "HBM as on-chip memory, outside a quotation": re.compile(r"(?<!“)on-chip memory \(HBM\)|HBM is on-chip", re.I),
+    "the book's PCIe or DCN figure called one-way": re.compile(
+        r"(PCIe|DCN)(?:(?!ICI|NVLink)(?:[^.]|\.\d)){0,40}\bone[- ]way", re.I
+    ),
+}
+
+
+def _page_text(page: str) -> str:
+    art = article(page)
+    for tag in art.select(".cell_input, script, style"):
+        tag.decompose()
+    return " ".join(art.get_text().split())
+
+
+@pytest.mark.parametrize("page", sorted(p.stem for p in BOOK.glob("*.md")))
+@pytest.mark.parametrize("what", list(NEVER_SAID))
+def test_never_said(page, what):
+    if page == "accelerator-specs" and "PCIe" in what:
+        pytest.skip(
+            "the appendix lists GPU PCIe links, one way by NVIDIA's halved figures; its TPU rows are checked below"
+        )
+    found = NEVER_SAID[what].findall(_page_text(page))
+    assert not found, f"{page}: says {found} ({what})"
+
+
+def test_never_said_can_fail():
+    assert NEVER_SAID["the book's int8 peak as a rounding of Google's 3.93e14 (it is 2 × 1.97e14)"].search(
+        "The book rounds int8 to 3.94e14 OPs/s"
+    )
+    assert NEVER_SAID["the book's PCIe or DCN figure called one-way"].search("DCN 3.125e9 bytes/s one way")
+    assert not NEVER_SAID["the book's PCIe or DCN figure called one-way"].search(
+        "ICI and NVLink bandwidths are stored one way; vendors quote both. PCIe and DCN as given"
+    )
+    assert not NEVER_SAID["the book's PCIe or DCN figure called one-way"].search(
+        "DCN 3.125 GB/s (per chip) The ICI figure is one way"
+    )
+
+
+def test_every_erratum_names_its_source():
+    """Each entry on the errata page says where the slip comes from."""
+    boxes = article("errata").select("div.admonition")
+    assert len(boxes) >= 17
+    unsourced = [" ".join(b.get_text().split())[:60] for b in boxes if "Source:" not in b.get_text()]
+    assert not unsourced, f"errata entries without a source: {unsourced}"
+
+
+def test_tpu_pcie_and_dcn_are_not_called_one_way():
+    """The book gives TPU PCIe and DCN figures "per TPU", without a direction; the appendix keeps them as given."""
+    tab = article("accelerator-specs").select("table")[1]
+    rows = [[" ".join(td.get_text().split()) for td in tr.select("td")] for tr in tab.select("tbody tr")]
+    tpu_rows = [r for r in rows if r[0].startswith("TPU v") and r[1] in ("PCIe", "DCN")]
+    assert tpu_rows and all(r[3] == "as given" for r in tpu_rows), tpu_rows
+
+
+# Quotations the chapters and the errata make from the source texts, checked against the sources themselves:
+# (seed file prefix, the text exactly as that source prints it).
+SOURCE_QUOTES = {
+    "HBM called on-chip memory (book)": ("004", "on-chip memory (HBM)"),
+    "HBM called on-chip memory (Korean translation)": ("001", "온칩 메모리(HBM)"),
+    "HBM placed inside the chip (Chinese summary)": ("003", "加速器芯片**内部**的数据流动"),
+    "the 2-chip footnote's DF additions": ("004", "(another DF additions)"),
+    "tiling footnote tile sizes": ("004", "tile sizes $bm$, $bk$, $bm$"),
+    "tiling footnote FLOPs": ("004", r"$2 \cdot tm \cdot tn \cdot tk \cdot bm \cdot bk \cdot bm$"),
+    "tiling footnote bytes": ("004", r"(tk \cdot (bm \cdot bk + bk \cdot bn) + 2 \cdot bm \cdot bn)$"),
+    "tiling FLOPs in the Korean translation": ("001", r"tk \cdot m \cdot bk \cdot bm"),
+    "Question 2 states only FLOPs/s": (
+        "004",
+        "At what batch size do we become compute bound? Assume `1.97e14` bfloat16 FLOPs/s.",
+    ),
+    "Question 2's answer": ("004", "$$B > 120$$"),
+    "Question 3's almost doubles": ("004", "D=F=1024 almost doubles the critical batch size"),
+    "Question 3's code bandwidth": ("004", "comms_time = (2*B*D + D*F + 2*B*F) / 8.2e11"),
+    "VPU footnote": (
+        "004",
+        "The TPU v5p VPU can do roughly 7e12 FLOPs / second, so its critical intensity is around 3",
+    ),
+    "240 on most TPUs": ("004", "on most TPUs, we need our per-replica token batch size to be greater than 240"),
+    "GPUs closer to 300": ("004", "slightly higher (closer to 300)"),
+    "int8 OPs called FLOPs": ("004", "So this is still $2BDF$ FLOPs."),
+    "int8 peak about 2x bf16": ("004", "our int8 peak OPs/s is `3.94e14` (about 2x bfloat16)"),
+    "Question 1's bandwidth": ("004", "Assume our HBM bandwidth is `8.1e11` bytes/s"),
+    "main text's bandwidth": ("004", "load `8.2e11` bytes/s from HBM"),
+    "network threshold truncated": ("004", r"= 4377$ or $D > 8755$"),
+    "the two-chip link": ("004", "Say we can copy `4.5e10` bytes in each direction"),
+    "typical shapes": ("004", "$B < 1024$ tokens (*not sequences*) but $D$ and $F > 8000$"),
+    "achievable peak": ("004", "around 80-85% of the claimed peak FLOPs, while TPUs can get closer to 95%"),
+    "v6e and H100 peaks": ("004", "about 9.89e14 bfloat16"),
+    "Question 5 truncated": ("004", "`1e15 / 3.35e12 = 298`"),
+    "two horizontal lines (Chinese summary)": ("003", "图表中的两条水平线代表硬件的**峰值计算能力**"),
+    "slope represents bandwidth (Chinese summary)": ("003", "其斜率代表**内存带宽**"),
+    "4BF bytes (Chinese summary)": ("003", "（即 $4 * B * F$ 字节）"),
+    "swapped bounds (Chinese summary)": ("003", "$upper = max(T_{math}, T_{comms})$"),
+    "Question 2 with 8.1e11 (Chinese summary)": ("003", "2B > 1.97e14$ / 8.1e11  => B > 120"),
+}
+
+
+@pytest.mark.parametrize("what", list(SOURCE_QUOTES))
+def test_quoted_source_says_it(what):
+    from test_overlap import SEEDS
+
+    prefix, quote = SOURCE_QUOTES[what]
+    found = sorted(SEEDS.glob(f"{prefix}_*.txt"))
+    if not found:
+        pytest.fail(f"source text {prefix}_*.txt not found in {SEEDS}; clone the sources beside the repository")
+    assert quote in found[0].read_text(encoding="utf-8"), f"{found[0].name} does not say {quote!r} ({what})"
