@@ -37,12 +37,16 @@ def default_workers() -> int:
 
 @contextlib.contextmanager
 def connect(scheduler: str | None, workers: int) -> Iterator[Client]:
-    """A client of the scheduler at ``scheduler``, or of a local cluster of ``workers`` single-task processes."""
+    """A client of the scheduler at ``scheduler``, or of a cluster in this process running ``workers`` tasks at once.
+
+    The local cluster runs tasks in threads: each task's work happens in its own kernel
+    process, so threads are enough, and they start at once and share this process's imports.
+    """
     if scheduler:
         with Client(scheduler, timeout="30s") as client:
             yield client
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=1, threads_per_worker=workers, processes=False, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
 

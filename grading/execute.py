@@ -16,12 +16,10 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,8 +104,10 @@ def watched(cls: type) -> type:
     class Watched(cls):  # type: ignore[valid-type, misc]
         grading_timeouts: list[str]
         grading_kernel_died: bool
+        grading_env: dict[str, str]
 
         async def async_start_new_kernel(self, **kwargs: Any) -> None:
+            kwargs.setdefault("env", {**os.environ, **self.grading_env})
             if getattr(self.km, "ipykernel", False):
                 self.extra_arguments = [*self.extra_arguments, f"--IPKernelApp.parent_handle={os.getpid()}"]
             await super().async_start_new_kernel(**kwargs)
@@ -131,27 +131,13 @@ def watched(cls: type) -> type:
     return Watched
 
 
-@contextlib.contextmanager
-def environment(**values: str) -> Iterator[None]:
-    """Set environment variables for the duration (workers run one task at a time)."""
-    saved = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def execute(task: Task) -> Outcome:
     """Execute one notebook in a fresh temporary directory; never raises.
 
     The kernel's working directory holds only the notebook and the shipped files, its
-    temporary directory is private, and it talks to this process over IPC sockets in that
-    directory, so kernels running side by side share neither ports nor files.
+    temporary directory (``TMPDIR``) is private, and it talks to this process over IPC
+    sockets in that directory, so kernels running side by side share neither ports nor
+    files. Safe to call from several threads at once.
     """
     outcome = Outcome(task.student, task.notebook, host=socket.gethostname())
     start = time.perf_counter()
@@ -175,13 +161,13 @@ def execute(task: Task) -> Outcome:
                 "unique_key": task.notebook,
                 "nbgrader": {"student": task.student, "assignment": task.assignment, "notebook": task.notebook},
             }
-            with environment(NBGRADER_EXECUTION="autograde", TMPDIR=str(root / "tmp")):
-                for _, cls in executors(config):
-                    pp = watched(cls)(config=config)
-                    pp.grading_timeouts, pp.grading_kernel_died = [], False
-                    nb, resources = pp(nb, resources)
-                    outcome.timeouts += pp.grading_timeouts
-                    outcome.kernel_died = outcome.kernel_died or pp.grading_kernel_died
+            for _, cls in executors(config):
+                pp = watched(cls)(config=config)
+                pp.grading_timeouts, pp.grading_kernel_died = [], False
+                pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
+                nb, resources = pp(nb, resources)
+                outcome.timeouts += pp.grading_timeouts
+                outcome.kernel_died = outcome.kernel_died or pp.grading_kernel_died
             outcome.executed = nbformat.writes(nb)
     except Exception as err:  # noqa: BLE001 - any failure costs this notebook only
         outcome.error = one_line(err)
