@@ -392,3 +392,15 @@ def test_quoted_source_says_it(what):
     if not found:
         pytest.fail(f"source text {prefix}_*.txt not found in {SEEDS}; clone the sources beside the repository")
     assert quote in found[0].read_text(encoding="utf-8"), f"{found[0].name} does not say {quote!r} ({what})"
+
+
+def test_measured_knee_is_placed():
+    """The build measures every size of its sweep, so the knee analysis always has a result."""
+    text = " ".join(prose_blocks("measure-your-machine"))
+    assert "too few sizes" not in text
+    assert "measured sweep (8 sizes, B from 1 to 128)" in text
+    assert re.search(
+        r"reaches 80% of its plateau at B ≈ [\d.]+, [\d.]+ times the prediction"
+        r"|already reaches 80% of its plateau at its smallest size",
+        text,
+    ), "the measurement paragraph should place the knee"
