@@ -287,6 +287,9 @@ NEVER_SAID = {
     ),
     "an erratum without a source (a 'common slip')": re.compile(r"common slip|easy slip", re.I),
     "HBM as on-chip memory, outside a quotation": re.compile(r"(?<!“)on-chip memory \(HBM\)|HBM is on-chip", re.I),
+    "a bandwidth line's slope as what more bandwidth changes (on log-log axes it is always one)": re.compile(
+        r"move the slope|slope (up|down)\b|steeper slope", re.I
+    ),
     "a link name not as its makers write it (PCIe, Infinity Fabric)": re.compile(r"\bPCIE\b|INFINITY-FABRIC"),
     "the book's PCIe or DCN figure called one-way": re.compile(
         r"(PCIe|DCN)(?:(?!ICI|NVLink)(?:[^.]|\.\d)){0,40}\bone[- ]way", re.I
