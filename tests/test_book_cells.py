@@ -76,6 +76,13 @@ def test_plumbing_is_hidden(page):
         assert not shown, f"{page.name}: a shown cell uses {sorted(shown)}; move it to a hidden cell:\n{src}"
 
 
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_plot_styling_is_hidden(page):
+    """Figure settings (``plt.rcParams``, ``mpl.rc``) are plumbing too: they belong in a hidden cell."""
+    shown = [src for src in _visible(page) if "rcParams" in src or "mpl.rc(" in src]
+    assert not shown, f"{page.name}: a shown cell sets plot styling; move it to a hidden cell:\n{shown[0]}"
+
+
 def _launch_pages() -> list[Path]:
     return [p for p in PAGES if _visible(p)]
 
