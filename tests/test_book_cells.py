@@ -83,6 +83,15 @@ def test_plot_styling_is_hidden(page):
     assert not shown, f"{page.name}: a shown cell sets plot styling; move it to a hidden cell:\n{shown[0]}"
 
 
+SHOWN_WIDTH = 78  # characters a code cell shows without scrolling, at the book's page width
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_shown_code_fits_the_page(page):
+    long = [line for src in _visible(page) for line in src.splitlines() if len(line) > SHOWN_WIDTH]
+    assert not long, f"{page.name}: shown code lines wider than {SHOWN_WIDTH} characters scroll sideways: {long}"
+
+
 def _launch_pages() -> list[Path]:
     return [p for p in PAGES if _visible(p)]
 
