@@ -407,3 +407,25 @@ def test_measured_knee_is_placed():
         r"|already reaches 80% of its plateau at its smallest size",
         text,
     ), "the measurement paragraph should place the knee"
+
+
+CHAPTERS = [
+    "where-does-the-time-go",
+    "visualizing-rooflines",
+    "matrix-multiplication",
+    "network-rooflines",
+    "measure-your-machine",
+]
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_chapter_rhythm(page):
+    """A question first, a bold concept, a labelled equation, and a takeaway."""
+    art = article(page)
+    first = art.select_one("section > p")
+    assert first is not None and "?" in first.get_text(), f"{page}: the first paragraph should ask the question"
+    assert art.select("p strong"), f"{page}: no concept in bold"
+    assert art.select("div.math-wrapper, span.eqno, div.math"), f"{page}: no displayed equation"
+    assert art.select("span.eqno"), f"{page}: no labelled (numbered) equation"
+    titles = [" ".join(t.get_text().split()) for t in art.select(".admonition-title")]
+    assert "Takeaway" in titles, f"{page}: no takeaway box"
