@@ -21,11 +21,10 @@ _ROOT = Path(__file__).resolve().parents[2]
 SOURCE = _ROOT / "node_modules" / "mathjax" / "es5"
 
 
-def _point_at_vendored_copy(app: Sphinx, config) -> None:  # noqa: ANN001
+def _point_at_vendored_copy(app: Sphinx, config) -> None:
     if not (SOURCE / "tex-chtml.js").is_file():
         raise ExtensionError(
-            f"MathJax not found at {SOURCE}; run `npm ci` in the repository root "
-            "(`make book` does it)"
+            f"MathJax not found at {SOURCE}; run `npm ci` in the repository root (`make book` does it)"
         )
     # Sphinx resolves a relative mathjax_path against _static/; step out of it.
     config.mathjax_path = f"../{VENDOR_DIR}/tex-chtml.js"
