@@ -429,3 +429,12 @@ def test_chapter_rhythm(page):
     assert art.select("span.eqno"), f"{page}: no labelled (numbered) equation"
     titles = [" ".join(t.get_text().split()) for t in art.select(".admonition-title")]
     assert "Takeaway" in titles, f"{page}: no takeaway box"
+
+
+def test_problem_links_point_at_the_exercises():
+    """Each problem's "Autograded version" link names a notebook the repository ships."""
+    ROOT_URL = "https://github.com/roofline-course/roofline-course/blob/main/"
+    links = re.findall(re.escape(ROOT_URL) + r"(exercises/rooflines/[\w.]+\.ipynb)", (BOOK / "problems.md").read_text())
+    assert len(set(links)) == 5, links
+    missing = [f for f in links if not (ROOT / f).is_file()]
+    assert not missing, f"problems.md links to notebooks that do not exist: {missing}"
