@@ -35,7 +35,8 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 class Link:
     """A kind of data path off the chip (ICI, NVLink, PCIe, DCN, ...).
 
-    ``bandwidth`` is in bytes/s, one direction; ``scope`` says whether it is
+    ``bandwidth`` is in bytes/s, one direction (TPU PCIe and DCN: the book's
+    "per TPU" figure, direction not stated); ``scope`` says whether it is
     per physical link or the chip's total over all links of this kind.
     """
 
