@@ -19,13 +19,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from grading_support import ASSIGNMENT, NOTEBOOKS, ROOT, copy_course, course_env, nbgrader
 
 Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
-TIMEOUT_S = 8
+TIMEOUT_S = 6
 SLIP = "raise AssertionError('[{q}.sample-slip] a deliberate slip')"
 CATALOGUE_ROWS = [{"id": "q1.sample-slip", "question": "1", "part": "a", "en": "A deliberate slip in question 1."},
                   {"id": "q2.sample-slip", "question": "2", "part": "a", "en": "A deliberate slip in question 2."}]
@@ -116,9 +117,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         auto = grading(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", str(TIMEOUT_S))
         _, reference_log = reference.communicate(timeout=300)
     assert reference.returncode == 0, reference_log[-3000:]
-    report = grading(course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
-    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
-    return {"course": course, "auto": auto, "report": report, "feedback": feedback, "before": before,
+    with ThreadPoolExecutor(2) as pool:  # both only read the results
+        report = pool.submit(grading, course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
+        feedback = pool.submit(nbgrader, course, "generate_feedback", ASSIGNMENT)
+    return {"course": course, "auto": auto, "report": report.result(), "feedback": feedback.result(), "before": before,
             "after": digest(course / "submitted"), "scores": scores(course), "serial": scores(serial)}
 
 

@@ -56,13 +56,14 @@ def test_a_killed_worker_costs_nothing(cluster: dict, tmp_path: Path) -> None:
     from grading.sample import answer_cells, write_student
 
     def slow(nb):  # the reference answer, after a pause long enough to be killed in
-        answer_cells(nb)[-1].source += "\nimport time\ntime.sleep(4)"
+        answer_cells(nb)[-1].source += "\nimport time\ntime.sleep(3)"
 
     course = generated_course(tmp_path / "course")
     write_student(course, ASSIGNMENT, "ref", alter={Q2: slow})
     env = course_env()
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
-    with subprocess.Popen([sys.executable, "-m", "grading", "autograde", ASSIGNMENT, "--scheduler",
+    only = "--notebook=q[12]_*"  # two notebooks are enough; nbgrader's own option passes through
+    with subprocess.Popen([sys.executable, "-m", "grading", "autograde", ASSIGNMENT, only, "--scheduler",
                            cluster["address"]], cwd=course, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True) as run:
         client: Client = cluster["client"]
@@ -74,14 +75,15 @@ def test_a_killed_worker_costs_nothing(cluster: dict, tmp_path: Path) -> None:
                     victim = worker
             time.sleep(0.2)
         assert victim is not None, "the slow notebook never started"
-        time.sleep(1.5)  # into the notebook's pause
+        time.sleep(1.0)  # into the notebook's pause
         pid = client.run(os.getpid, workers=[victim])[victim]
         os.kill(pid, signal.SIGKILL)
         log, _ = run.communicate(timeout=120)
     assert sorted(proc.poll() or 0 for proc in cluster["workers"]) == [-signal.SIGKILL, 0]  # one killed, one alive
     assert run.returncode == 0, log[-3000:]
     got = scores(course)["ref"]
-    assert set(got) == set(NOTEBOOKS) and all(full_marks(cells) for cells in got.values()), got
+    assert full_marks(got[NOTEBOOKS[0]]) and full_marks(got[Q2]), got
+    assert sorted(p.stem for p in (course / "autograded" / "ref" / ASSIGNMENT).glob("*.ipynb")) == NOTEBOOKS[:2]
     # a second run, without --force, finds everything graded
-    again = grading(course, "autograde", ASSIGNMENT, "--scheduler", cluster["address"])
-    assert again.returncode == 0 and "Graded 0 notebooks; 5 already graded were kept." in again.stdout, again.stdout
+    again = grading(course, "autograde", ASSIGNMENT, only, "--scheduler", cluster["address"])
+    assert again.returncode == 0 and "Graded 0 notebooks; 2 already graded were kept." in again.stdout, again.stdout
