@@ -1,0 +1,52 @@
+"""The repository the book points at is one setting (``repository.url`` in ``_config.yml``)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+GITHUB = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)")
+# Repositories the course cites that are not the course itself.
+CITED = {"jax-ml/scaling-book", "openxla/xla"}
+
+
+def _tracked() -> list[str]:
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [p for p in out.splitlines() if not p.startswith(("exercises/", "rooflinelib/data/published/"))]
+
+
+def test_every_link_to_the_course_repository_uses_the_configured_url() -> None:
+    url = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    own = GITHUB.fullmatch(url)
+    assert own, f"repository.url in _config.yml must be https://github.com/OWNER/REPO, got {url!r}"
+    stray = []
+    for name in _tracked():
+        path = ROOT / name
+        if path.suffix not in {".md", ".py", ".yml", ".ipynb", ".txt", ".toml"} or not path.is_file():
+            continue
+        for repo in GITHUB.findall(path.read_text(encoding="utf-8", errors="replace")):
+            if repo != own.group(1) and repo not in CITED:
+                stray.append(f"{name}: {repo}")
+    assert not stray, f"links to another repository (run tools/set_repository_url.py): {stray}"
+
+
+def test_the_fork_command_moves_every_link(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    for name in ("_config.yml", "tools/set_repository_url.py"):  # the working tree's versions
+        shutil.copy(ROOT / name, clone / name)
+    old = yaml.safe_load((clone / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
+    subprocess.run([sys.executable, "tools/set_repository_url.py", "https://github.com/someone/fork",
+                    "--branch", "teaching"], cwd=clone, check=True, capture_output=True)
+    config = yaml.safe_load((clone / "_config.yml").read_text(encoding="utf-8"))["repository"]
+    assert config == {**config, "url": "https://github.com/someone/fork", "branch": "teaching"}
+    left = subprocess.run(["git", "grep", "-l", "-F", old], cwd=clone, capture_output=True, text=True).stdout
+    assert not left, f"still pointing at {old}: {left}"
+    page = (clone / "book" / "where-does-the-time-go.md").read_text(encoding="utf-8")
+    assert '"https://github.com/someone/fork", "teaching"' in page
