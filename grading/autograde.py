@@ -30,7 +30,7 @@ import jsonschema
 import nbformat
 from distributed import as_completed
 from nbconvert.preprocessors import Preprocessor
-from nbconvert.writers import FilesWriter
+from nbconvert.writers.files import FilesWriter
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.apps.autogradeapp import AutogradeApp
@@ -54,9 +54,9 @@ class _CheckedSchema:
     """
 
     def __init__(self) -> None:
-        self._validators: dict[int, tuple[dict, Any]] = {}
+        self._validators: dict[int, tuple[dict[str, Any], Any]] = {}
 
-    def validate(self, instance: Any, schema: dict) -> None:
+    def validate(self, instance: Any, schema: dict[str, Any]) -> None:
         cached = self._validators.get(id(schema))
         if cached is None or cached[0] is not schema:
             cls = jsonschema.validators.validator_for(schema)
@@ -72,7 +72,7 @@ class Executed(Preprocessor):
 
     notebook = AnyTrait()
 
-    def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         return nbformat.from_dict(self.notebook), resources
 
 
@@ -122,7 +122,7 @@ class Grader(Autograde):
             return notebooks
         return [nb for nb in notebooks if not outputs[nb].exists()]
 
-    def sanitize(self, path: str) -> tuple[str, dict]:
+    def sanitize(self, path: str) -> tuple[str, dict[str, Any]]:
         """Run the sanitizing preprocessors on a submitted notebook; return it as text, not written anywhere."""
         self._sanitizing = True
         self._init_preprocessors()
@@ -130,7 +130,7 @@ class Grader(Autograde):
         output, _ = self.exporter.from_filename(path, resources=resources)
         return output, resources
 
-    def finish(self, sanitized_resources: dict, executed: str) -> None:
+    def finish(self, sanitized_resources: dict[str, Any], executed: str) -> None:
         """Run the configured autograde preprocessors after execution (grades saved here) and write the result."""
         info = sanitized_resources["nbgrader"]
         dest = Path(self._format_dest(info["assignment"], info["student"]))
@@ -212,7 +212,7 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
               timeout: int | None = None, nbgrader_args: list[str] | None = None,
               stream: TextIO | None = None) -> Summary:
     """Grade every submission of an assignment; see the module docstring."""
-    nbgrader_format.jsonschema = _CheckedSchema()  # type: ignore[assignment]
+    nbgrader_format.jsonschema = _CheckedSchema()
     app = load_app(assignment, list(nbgrader_args or []))
     app.log.setLevel(logging.WARNING)
     grader = Grader(coursedir=app.coursedir, parent=app)
@@ -256,7 +256,7 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
                 with contextlib.suppress(Exception):
                     grader.score_zero(assignment, student, notebook)
 
-        def land(future: Any, sanitized: dict) -> None:
+        def land(future: Any, sanitized: dict[str, Any]) -> None:
             info = sanitized["nbgrader"]
             student, notebook = info["student"], info["notebook"]
             regraded.add((student, notebook))
@@ -288,7 +288,7 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
             except OSError as err:
                 raise GradingError(f"cannot reach the Dask scheduler at {scheduler} ({one_line(err)})") from err
             running = as_completed(with_results=False)
-            pending: dict[Any, dict] = {}
+            pending: dict[Any, dict[str, Any]] = {}
 
             def drain(block: bool) -> None:
                 while pending and (block or running.has_ready()):
@@ -328,8 +328,8 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
                 grader.set_permissions(assignment, student)
                 grader.run_post_convert_hook()
         progress.close()
-        path = problem_list.problems_path(Path(grader.coursedir.format_path(
+        listing = problem_list.problems_path(Path(grader.coursedir.format_path(
             grader.coursedir.autograded_directory, ".", ".")).resolve(), assignment)
-        summary.all_problems = problem_list.merge(problem_list.load(path), summary.problems, regraded)
-        problem_list.save(path, summary.all_problems)
+        summary.all_problems = problem_list.merge(problem_list.load(listing), summary.problems, regraded)
+        problem_list.save(listing, summary.all_problems)
     return summary

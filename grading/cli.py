@@ -19,7 +19,8 @@ from grading.cluster import default_workers
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m grading", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m grading",
+                                     description="Grade a whole class with nbgrader, in parallel, and report on it.")
     commands = parser.add_subparsers(dest="command", required=True)
     auto = commands.add_parser("autograde", help="grade every submission of an assignment (like nbgrader autograde)")
     auto.add_argument("assignment")

@@ -61,7 +61,7 @@ class _Call:
         return self.func, self.args
 
 
-def submit(client: Client, func: Callable[..., Any], *args: Any, key: str, retries: int = 1) -> Future:
+def submit(client: Client, func: Callable[..., Any], *args: Any, key: str, retries: int = 1) -> Future[Any]:
     """Run ``func(*args)`` on the cluster, the function's code travelling with the task.
 
     Dask pickles a task with the standard pickler when it can, which names functions by

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -27,8 +28,8 @@ def reference_answer(source: str) -> str:
                      if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
 
 
-def _nbgrader(cell: nbformat.NotebookNode) -> dict:
-    return cell.get("metadata", {}).get("nbgrader", {})
+def _nbgrader(cell: nbformat.NotebookNode) -> dict[str, Any]:
+    return dict(cell.get("metadata", {}).get("nbgrader", {}))
 
 
 def answer_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:

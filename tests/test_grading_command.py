@@ -121,7 +121,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         report = pool.submit(grading, course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
         feedback = pool.submit(nbgrader, course, "generate_feedback", ASSIGNMENT)
     return {"course": course, "auto": auto, "report": report.result(), "feedback": feedback.result(), "before": before,
-            "after": digest(course / "submitted"), "scores": scores(course), "serial": scores(serial)}
+            "after": digest(course / "submitted"), "scores": scores(course), "serial": scores(serial),
+            "serial_course": serial}
 
 
 def log(run: dict) -> str:
@@ -131,6 +132,22 @@ def log(run: dict) -> str:
 def test_scores_equal_serial_nbgrader_cell_by_cell(run: dict) -> None:
     for student in ["slip_a", "edge"]:
         assert run["scores"][student] == run["serial"][student], (student, log(run)[-3000:])
+
+
+def _visible(path: Path) -> list[tuple[object, ...]]:
+    """A notebook's cells as a reader sees them: sources, and outputs without images or timing metadata."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return [(cell["cell_type"], cell["source"],
+             [(o["output_type"], o.get("ename"), o.get("evalue"), o.get("text"), o.get("data", {}).get("text/plain"))
+              for o in cell.get("outputs", [])]) for cell in nb["cells"]]
+
+
+def test_autograded_notebooks_equal_serial_nbgrader(run: dict) -> None:
+    for student in ["slip_a", "edge"]:
+        for notebook in NOTEBOOKS:
+            ours, theirs = (course / "autograded" / student / ASSIGNMENT / f"{notebook}.ipynb"
+                            for course in (run["course"], run["serial_course"]))
+            assert _visible(ours) == _visible(theirs), (student, notebook)
 
 
 def full_marks(cells: dict[str, list[float]]) -> bool:
