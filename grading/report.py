@@ -208,8 +208,11 @@ def report(assignment: str, out: Path | None = None) -> int:
     figure(results, misconceptions, out / "report.png")
     print(f"{assignment}: {len(results.students)} students\n")
     print(tabulate(scores, headers="keys"), end="\n\n")
-    print(tabulate([{k: r[k] for k in ("id", "students", "of", "message")} for r in misconceptions], headers="keys",
-                   maxcolwidths=[None, None, None, 60]), end="\n\n")
+    seen = [{k: r[k] for k in ("id", "students", "of", "message")} for r in misconceptions if r["students"]]
+    if seen:
+        print(tabulate(seen, headers="keys", maxcolwidths=[None, None, None, 60]))
+    unseen = len(misconceptions) - len(seen)
+    print(f"{unseen} other catalogued misconceptions were not seen (all are in misconceptions.csv).\n")
     if problems:
         print(f"{len(problems)} notebooks were not graded cleanly:")
         print(tabulate(problems, headers="keys", maxcolwidths=[None, None, None, 70]))

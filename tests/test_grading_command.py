@@ -120,8 +120,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     with ThreadPoolExecutor(2) as pool:  # both only read the results
         report = pool.submit(grading, course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
         feedback = pool.submit(nbgrader, course, "generate_feedback", ASSIGNMENT)
-    return {"course": course, "auto": auto, "report": report.result(), "feedback": feedback.result(), "before": before,
-            "after": digest(course / "submitted"), "scores": scores(course), "serial": scores(serial),
+    graded = scores(course)
+    # an interrupted run leaves notebooks without an autograded version: a re-run grades just those
+    (course / "autograded" / "slip_a" / ASSIGNMENT / f"{Q2}.ipynb").unlink()
+    rerun = grading(course, "autograde", ASSIGNMENT, "--workers", "1", "--timeout", str(TIMEOUT_S))
+    return {"course": course, "auto": auto, "rerun": rerun, "report": report.result(), "feedback": feedback.result(),
+            "before": before, "after": digest(course / "submitted"), "scores": graded, "serial": scores(serial),
             "serial_course": serial}
 
 
@@ -221,3 +225,13 @@ def test_generate_feedback_works_on_the_result(run: dict) -> None:
     for student in ["slip_a", "slip_b", "edge"]:
         pages = {p.stem for p in (run["course"] / "feedback" / student / ASSIGNMENT).glob("*.html")}
         assert pages == set(NOTEBOOKS) - ({Q4} if student == "slip_b" else set()), student
+
+
+def test_a_rerun_grades_only_what_is_missing(run: dict) -> None:
+    rerun = run["rerun"]
+    # slip_a's deleted Q2, and slip_b's Q4 again (still not a notebook); the other 13 are kept
+    assert "Graded 1 notebooks; 13 already graded were kept." in rerun.stdout, rerun.stdout + rerun.stderr
+    assert rerun.returncode == 1 and "[2/2] " in rerun.stderr
+    assert scores(run["course"]) == run["scores"]
+    listed = json.loads((run["course"] / "autograded" / f"grading-{ASSIGNMENT}.json").read_text())["problems"]
+    assert {(p["student"], p["notebook"]) for p in listed} == {("slip_b", Q4), ("edge", Q3), ("edge", Q5)}
