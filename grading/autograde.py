@@ -307,6 +307,8 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
                                 graded=False)
                         progress.advance(student, Path(path).stem, "not graded")
                     continue
+                for path in sorted(set(todo) - set(grader.notebooks)):  # nbgrader skips notebooks it does not know
+                    progress.advance(student, Path(path).stem, "skipped: not a notebook of the assignment")
                 for path in grader.notebooks:
                     notebook = Path(path).stem
                     try:
