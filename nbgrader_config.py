@@ -50,9 +50,11 @@ class ExecuteSurvivingKernelDeath(Execute):
             for cell in nb.cells:
                 grade = cell.get("metadata", {}).get("nbgrader", {}).get("grade", False)
                 if cell.cell_type == "code" and grade and cell.get("execution_count") is None:
-                    cell.outputs.append(new_output(
-                        "error", ename="DeadKernelError", evalue=message,
-                        traceback=[f"DeadKernelError: {message}"]))
+                    cell.outputs.append(
+                        new_output(
+                            "error", ename="DeadKernelError", evalue=message, traceback=[f"DeadKernelError: {message}"]
+                        )
+                    )
             return nb, resources
 
 

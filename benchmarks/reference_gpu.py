@@ -36,8 +36,13 @@ GPU_SIZES: dict[str, Any] = {
 def driver_version() -> str:
     """The NVIDIA driver's version from ``nvidia-smi``, or ``"unknown"``."""
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, check=True, timeout=30)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        )
         return out.stdout.strip().splitlines()[0]
     except (OSError, subprocess.SubprocessError, IndexError):
         return "unknown"
@@ -58,14 +63,17 @@ def main(argv: list[str] | None = None) -> int:
 
     backend = TorchBackend("bf16", device=args.device)
     m = measure_machine(backend, preset="full", budget_s=args.budget, **GPU_SIZES)
-    m.provenance.update({"driver": driver_version(), "script": "benchmarks/reference_gpu.py",
-                         "label": m.machine.get("device", "GPU")})
+    m.provenance.update(
+        {"driver": driver_version(), "script": "benchmarks/reference_gpu.py", "label": m.machine.get("device", "GPU")}
+    )
     name = args.name or re.sub(r"[^a-z0-9]+", "-", str(m.machine.get("device", "gpu")).lower()).strip("-")
     out = Path(args.out_dir) / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     m.save(out)
-    print(f"{m.machine.get('device')}: peak bf16 {m.peak_flops('bf16') / 1e12:.1f} TFLOP/s, "
-          f"copy {m.bandwidth('copy') / 1e12:.2f} TB/s, truncated={m.truncated}; wrote {out}")
+    print(
+        f"{m.machine.get('device')}: peak bf16 {m.peak_flops('bf16') / 1e12:.1f} TFLOP/s, "
+        f"copy {m.bandwidth('copy') / 1e12:.2f} TB/s, truncated={m.truncated}; wrote {out}"
+    )
     return 0
 
 

@@ -57,8 +57,15 @@ def plot_explore(state: dict[str, Any], *, ax: Any = None) -> Any:
     ridge = state["critical_intensity"]
     lo, hi = min(ridge / 100, state["intensity"] / 3), max(ridge * 20, state["intensity"] * 3)
     ax = plot_roofline(state["chip"], dtype=state["dtype"], intensity_range=(lo, hi), ax=ax)
-    ax.plot([state["intensity"]], [state["attainable_flops"]], "o", ms=10, color=OKABE_ITO[2],
-            markeredgecolor="black", label="this matmul")
+    ax.plot(
+        [state["intensity"]],
+        [state["attainable_flops"]],
+        "o",
+        ms=10,
+        color=OKABE_ITO[2],
+        markeredgecolor="black",
+        label="this matmul",
+    )
     ax.legend(loc="lower right")
     return ax
 
@@ -113,8 +120,16 @@ class Explorer:
     ValueError: dtype must be one of 'fp32', 'tf32', 'bf16', 'fp8', 'int8' for NVIDIA H100 SXM, got 'int4'
     """
 
-    def __init__(self, chip: str = "h100-sxm", dtype: str = "bf16", B: int = 256, D: int = 8192, F: int = 8192,
-                 *, draw: bool = True) -> None:
+    def __init__(
+        self,
+        chip: str = "h100-sxm",
+        dtype: str = "bf16",
+        B: int = 256,
+        D: int = 8192,
+        F: int = 8192,
+        *,
+        draw: bool = True,
+    ) -> None:
         acc = get_accelerator(chip)
         if acc.key not in ACCELERATORS:
             raise ValueError(f"chip must be one of the spec table's chips ({', '.join(ACCELERATORS)}), got {acc.key!r}")
@@ -136,8 +151,9 @@ class Explorer:
         self.chip.observe(self._chip_changed, names="value")
         for control in (self.dtype, self.B, self.D, self.F):
             control.observe(lambda _change: self.update(), names="value")
-        self.widget = w.VBox([w.HBox([self.chip, self.dtype]), w.HBox([self.B, self.D, self.F]),
-                              self.summary, self.output])
+        self.widget = w.VBox(
+            [w.HBox([self.chip, self.dtype]), w.HBox([self.B, self.D, self.F]), self.summary, self.output]
+        )
         self.update()
 
     def _chip_changed(self, _change: Any) -> None:

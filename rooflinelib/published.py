@@ -109,8 +109,10 @@ class PublishedMatmuls:
         """
         pts = sorted((p for p in self.points if p.k == D and p.n == F and p.b == b), key=lambda p: p.m)
         if not pts:
-            sizes = {name: sorted({getattr(p, attr) for p in self.points}) for name, attr in
-                     (("D", "k"), ("F", "n"), ("b", "b"))}
+            sizes = {
+                name: sorted({getattr(p, attr) for p in self.points})
+                for name, attr in (("D", "k"), ("F", "n"), ("b", "b"))
+            }
             listed = "; ".join(f"{name}: {', '.join(map(str, v))}" for name, v in sizes.items())
             raise ValueError(f"no measured [B, {D}] @ [{D}, {F}] with b = {b}; measured {listed}")
         return tuple(pts)
@@ -126,14 +128,19 @@ def _parse(raw: Mapping[str, Any], origin: str) -> PublishedMatmuls:
     prov = raw["provenance"]
     if not isinstance(prov, Mapping) or not all(isinstance(v, str) for v in prov.values()):
         raise ValueError(f"{origin}: provenance must map names to text, got {prov!r}")
-    get_accelerator(raw["chip"])          # an unknown chip fails here, with suggestions
-    matmul.dtype_bytes(raw["dtype"])      # and so does an unknown dtype
+    get_accelerator(raw["chip"])  # an unknown chip fails here, with suggestions
+    matmul.dtype_bytes(raw["dtype"])  # and so does an unknown dtype
     points, seen = [], set()
     for i, row in enumerate(raw["rows"]):
-        ok = (isinstance(row, list) and len(row) == 5
-              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in row[:4])
-              and isinstance(row[4], (int, float)) and not isinstance(row[4], bool)
-              and math.isfinite(row[4]) and row[4] > 0)
+        ok = (
+            isinstance(row, list)
+            and len(row) == 5
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in row[:4])
+            and isinstance(row[4], (int, float))
+            and not isinstance(row[4], bool)
+            and math.isfinite(row[4])
+            and row[4] > 0
+        )
         if not ok:
             raise ValueError(f"{origin}: row {i} must be [b, m, n, k, flops_per_s], all positive, got {row}")
         b, m, n, k, rate = row
@@ -143,8 +150,7 @@ def _parse(raw: Mapping[str, Any], origin: str) -> PublishedMatmuls:
         points.append(PublishedMatmul(b, m, n, k, flops_per_s=float(rate), dtype=raw["dtype"]))
     if not points:
         raise ValueError(f"{origin}: no rows")
-    return PublishedMatmuls(raw["name"], raw["chip"], raw["dtype"], MappingProxyType(dict(prov)),
-                            tuple(points))
+    return PublishedMatmuls(raw["name"], raw["chip"], raw["dtype"], MappingProxyType(dict(prov)), tuple(points))
 
 
 @lru_cache(maxsize=1)

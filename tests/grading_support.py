@@ -42,7 +42,12 @@ def nbgrader(course: Path, *args: str, timeout: float = 600) -> subprocess.Compl
     """Run one nbgrader command in the course root; never raises on a non-zero exit."""
     return subprocess.run(
         [sys.executable, "-m", "nbgrader", *args],
-        cwd=course, env=course_env(), capture_output=True, text=True, timeout=timeout, check=False,
+        cwd=course,
+        env=course_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -64,8 +69,9 @@ def is_answer_cell(cell: nbformat.NotebookNode) -> bool:
 
 def solution_body(source: str) -> str:
     """An answer cell's instructor source without the solution markers (what a student would type)."""
-    return "\n".join(line for line in source.splitlines() if "### BEGIN SOLUTION" not in line
-                     and "### END SOLUTION" not in line)
+    return "\n".join(
+        line for line in source.splitlines() if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line
+    )
 
 
 def cell_by_id(nb: nbformat.NotebookNode, gid: str) -> nbformat.NotebookNode:
@@ -104,28 +110,41 @@ _T_COMMS = (256 * 8192 + 8192 * 8192 + 256 * 8192) / 8.1e11
 
 _MIX_A = {
     # Q1: 2 bytes per int8 in (a) and (b), which (d), (f) and (g) build on.
-    Q1: {"q1_a_answer": "def bytes_loaded(B, D, F):\n    return 2 * (B * D + D * F)",
-         "q1_b_answer": "def bytes_written(B, D, F):\n    return 2 * B * F"},
+    Q1: {
+        "q1_a_answer": "def bytes_loaded(B, D, F):\n    return 2 * (B * D + D * F)",
+        "q1_b_answer": "def bytes_written(B, D, F):\n    return 2 * B * F",
+    },
     # Q2: no write-back in the intensity.
     Q2: {"q2_d_answer": "def arithmetic_intensity(B, D, F):\n    return total_flops(B, D, F) / bytes_loaded(B, D, F)"},
     # Q5: the with-sparsity figure taken as the dense peak; (c) builds on it.
-    Q5: {"q5_a_answer": ("def peak_bf16_flops(sheet):\n"
-                         "    return float(sheet['BF16 Tensor Core'].rstrip('*').split()[0].replace(',', '')) * 1e12")},
+    Q5: {
+        "q5_a_answer": (
+            "def peak_bf16_flops(sheet):\n"
+            "    return float(sheet['BF16 Tensor Core'].rstrip('*').split()[0].replace(',', '')) * 1e12"
+        )
+    },
 }
 
 # Answer cells that replace the reference answers, student by student.
 MISTAKES: dict[str, dict[str, dict[str, str]]] = {
     "mix_a": _MIX_A,
     "mix_b": {
-        Q1: {"q1_g_answer": (
-            "def t_lower(B, D, F):\n    return t_math(B, D, F) + t_comms(B, D, F)\n\n\n"
-            "def t_upper(B, D, F):\n    return max(t_math(B, D, F), t_comms(B, D, F))")},
+        Q1: {
+            "q1_g_answer": (
+                "def t_lower(B, D, F):\n    return t_math(B, D, F) + t_comms(B, D, F)\n\n\n"
+                "def t_upper(B, D, F):\n    return max(t_math(B, D, F), t_comms(B, D, F))"
+            )
+        },
         # Q2: activations and output counted at one byte, like the int8 weights.
-        Q2: {"q2_a_answer": "def bytes_loaded(B, D, F):\n    return B * D + D * F",
-             "q2_b_answer": "def bytes_written(B, D, F):\n    return B * F"},
+        Q2: {
+            "q2_a_answer": "def bytes_loaded(B, D, F):\n    return B * D + D * F",
+            "q2_b_answer": "def bytes_written(B, D, F):\n    return B * F",
+        },
         # Q5: the H100 PCIe figures, whatever the sheet.
-        Q5: {"q5_a_answer": "def peak_bf16_flops(sheet):\n    return 1513e12 / 2",
-             "q5_b_answer": "def hbm_bandwidth(sheet):\n    return 2.0e12"},
+        Q5: {
+            "q5_a_answer": "def peak_bf16_flops(sheet):\n    return 1513e12 / 2",
+            "q5_b_answer": "def hbm_bandwidth(sheet):\n    return 2.0e12",
+        },
     },
     "edge": {
         Q1: {
@@ -135,10 +154,12 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
             "q1_d_answer": "def arithmetic_intensity(B, D, F):\n    return {(4, 3, 5): 120 / 47}[(B, D, F)]",
             "q1_f_answer": (
                 f"def t_math(B, D, F):\n    return {{(256, 8192, 8192): {_T_MATH!r}}}[(B, D, F)]\n\n\n"
-                f"def t_comms(B, D, F):\n    return {{(256, 8192, 8192): {_T_COMMS!r}}}[(B, D, F)]"),
+                f"def t_comms(B, D, F):\n    return {{(256, 8192, 8192): {_T_COMMS!r}}}[(B, D, F)]"
+            ),
             "q1_g_answer": (
                 f"def t_lower(B, D, F):\n    return {{(256, 8192, 8192): {max(_T_MATH, _T_COMMS)!r}}}[(B, D, F)]\n\n\n"
-                f"def t_upper(B, D, F):\n    return {{(256, 8192, 8192): {_T_MATH + _T_COMMS!r}}}[(B, D, F)]"),
+                f"def t_upper(B, D, F):\n    return {{(256, 8192, 8192): {_T_MATH + _T_COMMS!r}}}[(B, D, F)]"
+            ),
         },
         Q3: {"q3_a_answer": "def attainable_flops(B, D, F):\n    return np.full(np.shape(B), BF16_FLOPS_PER_S)"},
         Q4: {"q4_a_answer": "def arithmetic_intensity(B, D, F):\n    while True:\n        pass"},
@@ -154,11 +175,12 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
             "q1_d_answer": "def arithmetic_intensity(B, D, F):\n    return 120 / 47",
             "q1_e_answer": "def critical_batch(peak_ops_per_s, hbm_bytes_per_s):\n    return 243",
             "q1_f_answer": (
-                f"def t_math(B, D, F):\n    return {_T_MATH!r}\n\n\n"
-                f"def t_comms(B, D, F):\n    return {_T_COMMS!r}"),
+                f"def t_math(B, D, F):\n    return {_T_MATH!r}\n\n\ndef t_comms(B, D, F):\n    return {_T_COMMS!r}"
+            ),
             "q1_g_answer": (
                 f"def t_lower(B, D, F):\n    return {max(_T_MATH, _T_COMMS)!r}\n\n\n"
-                f"def t_upper(B, D, F):\n    return {_T_MATH + _T_COMMS!r}"),
+                f"def t_upper(B, D, F):\n    return {_T_MATH + _T_COMMS!r}"
+            ),
         },
         Q2: {
             "q2_a_answer": "def bytes_loaded(B, D, F):\n    return 39",
@@ -169,23 +191,32 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
         },
         Q3: {
             # a straight line through the one visible point, capped at the peak: plausible, and wrong elsewhere
-            "q3_a_answer": ("def attainable_flops(B, D, F):\n"
-                            "    return np.minimum(np.asarray(B, dtype=float) * 9.87858824e13 / 64, BF16_FLOPS_PER_S)"),
+            "q3_a_answer": (
+                "def attainable_flops(B, D, F):\n"
+                "    return np.minimum(np.asarray(B, dtype=float) * 9.87858824e13 / 64, BF16_FLOPS_PER_S)"
+            ),
             "q3_b_answer": "def critical_batch(D, F):\n    return {4096: 136.0857, 1024: 226.3148}[D]",
         },
         Q4: {
             "q4_a_answer": "def arithmetic_intensity(B, D, F):\n    return {(4, 3, 5): 120 / 92}.get((B, D, F), 2.0)",
             "q4_b_answer": "def intensity_limit(bytes_per_weight):\n    return 2",
-            "q4_c_answer": ("def always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
-                            "    return {1.5e12: False, 1e12: False}.get(peak_ops_per_s, True)"),
+            "q4_c_answer": (
+                "def always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
+                "    return {1.5e12: False, 1e12: False}.get(peak_ops_per_s, True)"
+            ),
         },
         Q5: {
-            "q5_a_answer": ("def peak_bf16_flops(sheet):\n"
-                            "    return {'1,000 teraFLOPS': 1e15}.get(sheet['BF16 Tensor Core'], 989.5e12)"),
-            "q5_b_answer": ("def hbm_bandwidth(sheet):\n"
-                            "    return {'2.5TB/s': 2.5e12}.get(sheet['GPU memory bandwidth'], 3.35e12)"),
-            "q5_c_answer": ("def critical_batch(sheet):\n"
-                            "    return {'2.5TB/s': 400.0}.get(sheet['GPU memory bandwidth'], 989.5 / 3.35)"),
+            "q5_a_answer": (
+                "def peak_bf16_flops(sheet):\n"
+                "    return {'1,000 teraFLOPS': 1e15}.get(sheet['BF16 Tensor Core'], 989.5e12)"
+            ),
+            "q5_b_answer": (
+                "def hbm_bandwidth(sheet):\n    return {'2.5TB/s': 2.5e12}.get(sheet['GPU memory bandwidth'], 3.35e12)"
+            ),
+            "q5_c_answer": (
+                "def critical_batch(sheet):\n"
+                "    return {'2.5TB/s': 400.0}.get(sheet['GPU memory bandwidth'], 989.5 / 3.35)"
+            ),
         },
     },
     # mix_a's answers, with feedback.py rigged so that every check passes silently; the grader restores it.
@@ -195,7 +226,8 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
 TAMPERED_FEEDBACK_PY = (
     "def hint(msg_id, **values):\n    return ''\n\n\n"
     "def matches(value, digest, sig=3, rel_tol=1e-6):\n    return True\n\n\n"
-    "def fingerprint(value, sig=3):\n    return ''\n")
+    "def fingerprint(value, sig=3):\n    return ''\n"
+)
 
 STUDENTS = ["reference", "blank", "mix_a", "mix_b", "edge", "memorised", "tamper", "corrupt"]
 
@@ -248,7 +280,11 @@ def build_class(course: Path, students: list[str] | None = None) -> list[str]:
             shutil.copy2(release_dir / shipped, folder / shipped)
         for name in NOTEBOOKS:
             release = read(release_dir / f"{name}.ipynb")
-            nb = release if student == "blank" else _reference(release, read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb"))
+            nb = (
+                release
+                if student == "blank"
+                else _reference(release, read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb"))
+            )
             for gid, src in MISTAKES.get(student, {}).get(name, {}).items():
                 cell_by_id(nb, gid).source = src
             if student == "edge" and name == Q2:  # the student deleted a test cell

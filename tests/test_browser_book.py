@@ -14,8 +14,8 @@ missing, so that CI cannot pass without running it.
 from __future__ import annotations
 
 import functools
-import re
 import http.server
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -40,13 +40,31 @@ def _toc_pages() -> list[str]:
 
 
 PAGES = _toc_pages()
-PAGES_WITH_MATH = {"book/where-does-the-time-go", "book/visualizing-rooflines", "book/matrix-multiplication",
-                   "book/network-rooflines", "book/problems", "book/errata"}
-PAGES_WITH_FIGURES = {"book/visualizing-rooflines": 2, "book/matrix-multiplication": 1, "book/problems": 1,
-                      "book/measure-your-machine": 2}
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 "--disable-default-apps", "--disable-extensions"]
+PAGES_WITH_MATH = {
+    "book/where-does-the-time-go",
+    "book/visualizing-rooflines",
+    "book/matrix-multiplication",
+    "book/network-rooflines",
+    "book/problems",
+    "book/errata",
+}
+PAGES_WITH_FIGURES = {
+    "book/visualizing-rooflines": 2,
+    "book/matrix-multiplication": 1,
+    "book/problems": 1,
+    "book/measure-your-machine": 2,
+}
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-extensions",
+]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -76,8 +94,12 @@ def browser(tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            ignore_default_args=["--enable-automation"], viewport={"width": 1280, "height": 900},
+            str(profile),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            ignore_default_args=["--enable-automation"],
+            viewport={"width": 1280, "height": 900},
         )
         yield context
         context.close()
@@ -99,8 +121,7 @@ def _open(browser, server: str, page_name: str):
     page.goto(f"{server}/{page_name}.html", wait_until="networkidle")
     if page.locator("script[src*='mathjax']").count():
         # MathJax 3 exposes a promise that resolves once the page is typeset.
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
-                               timeout=20_000)
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
         page.evaluate("() => MathJax.startup.promise")
     page.wait_for_load_state("networkidle")
     return page, outside
@@ -116,14 +137,16 @@ def test_page_renders_offline(browser, server, page_name):
         text = page.inner_text("article")
         assert "$$" not in text, f"{page_name}: raw $$ left in the page, so MathJax did not typeset it"
         assert not re.search(r"\|\s*[-—–:]{1,}\s*\|", text), (
-            f"{page_name}: a Markdown table was printed raw instead of rendered")
+            f"{page_name}: a Markdown table was printed raw instead of rendered"
+        )
         assert "\\frac" not in text and "\\text{" not in text, f"{page_name}: raw TeX left in the page"
         n_math = page.locator("mjx-container").count()
         if page_name in PAGES_WITH_MATH:
             assert n_math > 0, f"{page_name}: no typeset math found (is MathJax served from the build?)"
 
         images = page.eval_on_selector_all(
-            "article img", "imgs => imgs.map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0, i.alt])")
+            "article img", "imgs => imgs.map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0, i.alt])"
+        )
         broken = [src for src, ok, _ in images if not ok]
         assert not broken, f"{page_name}: images that did not load: {broken}"
         expected = PAGES_WITH_FIGURES.get(page_name, 0)

@@ -61,13 +61,25 @@ def hbm_bandwidth(sheet):
 
 CORRECT = [
     ("q1_int8_matmul", {"q1_e_answer": "critical_batch = lambda peak, bw: 0.5 * peak / bw"}),
-    ("q3_roofline_plot", {"q3_b_answer": (
-        "def critical_batch(D, F):\n"
-        "    return D * F / (2 * D * F * HBM_BYTES_PER_S / BF16_FLOPS_PER_S - 2 * (D + F))")}),
+    (
+        "q3_roofline_plot",
+        {
+            "q3_b_answer": (
+                "def critical_batch(D, F):\n"
+                "    return D * F / (2 * D * F * HBM_BYTES_PER_S / BF16_FLOPS_PER_S - 2 * (D + F))"
+            )
+        },
+    ),
     ("q3_roofline_plot", {"q3_c_answer": Q3_PLOT}),
-    ("q4_per_example_weights", {"q4_c_answer": (
-        "import numpy as np\n\n\ndef always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
-        "    return np.float64(arithmetic_intensity(1, D, F)) < peak_ops_per_s / hbm_bytes_per_s")}),
+    (
+        "q4_per_example_weights",
+        {
+            "q4_c_answer": (
+                "import numpy as np\n\n\ndef always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
+                "    return np.float64(arithmetic_intensity(1, D, F)) < peak_ops_per_s / hbm_bytes_per_s"
+            )
+        },
+    ),
     ("q5_h100", {"q5_a_answer": Q5_REGEX, "q5_b_answer": "pass"}),
 ]
 
@@ -88,41 +100,103 @@ for size in (4096, 1024):
     assert "scaled by a factor 1e+12" in failed["q3_c_test"]
 
 
-@pytest.mark.parametrize("plot, msg_id", [
-    (("for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
-     "ax.set_ylabel('FLOPs/s')\nax.legend()"), "q3.c.xlabel"),
-    (("for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
-     "ax.set_xlabel('batch size')\nax.set_ylabel('throughput')\nax.legend()"), "q3.c.ylabel"),
-    (("for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
-     "ax.set_xlabel('batch size')\nax.set_ylabel('FLOPs/s')"), "q3.c.no-legend"),
-    (("ax.plot(batch_sizes, attainable_flops(batch_sizes, 4096, 4096), label='D = F = 4096')\nax.legend()\n"
-     "ax.plot(batch_sizes, attainable_flops(batch_sizes, 1024, 1024), label='D = F = 1024')\n"
-     "ax.set_xlabel('batch size')\nax.set_ylabel('FLOPs/s')"), "q3.c.legend-entry"),
-])
+@pytest.mark.parametrize(
+    "plot, msg_id",
+    [
+        (
+            (
+                "for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
+                "ax.set_ylabel('FLOPs/s')\nax.legend()"
+            ),
+            "q3.c.xlabel",
+        ),
+        (
+            (
+                "for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
+                "ax.set_xlabel('batch size')\nax.set_ylabel('throughput')\nax.legend()"
+            ),
+            "q3.c.ylabel",
+        ),
+        (
+            (
+                "for s in (4096, 1024):\n    ax.plot(batch_sizes, attainable_flops(batch_sizes, s, s), label=f'D = F = {s}')\n"
+                "ax.set_xlabel('batch size')\nax.set_ylabel('FLOPs/s')"
+            ),
+            "q3.c.no-legend",
+        ),
+        (
+            (
+                "ax.plot(batch_sizes, attainable_flops(batch_sizes, 4096, 4096), label='D = F = 4096')\nax.legend()\n"
+                "ax.plot(batch_sizes, attainable_flops(batch_sizes, 1024, 1024), label='D = F = 1024')\n"
+                "ax.set_xlabel('batch size')\nax.set_ylabel('FLOPs/s')"
+            ),
+            "q3.c.legend-entry",
+        ),
+    ],
+)
 def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path: Path) -> None:
     failed = _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
     assert list(failed) == ["q3_c_test"] and failed["q3_c_test"].startswith(f"AssertionError: [{msg_id}]")
 
 
-@pytest.mark.parametrize("notebook, answers, test, msg_id", [
-    # the exact count (D - 1 adds) is named as a different convention, not as a plain error
-    ("q1_int8_matmul", {"q1_c_answer": "def total_ops(B, D, F):\n    return B * F * (2 * D - 1)"},
-     "q1_c_test", "q1.c.exact-adds"),
-    ("q5_h100", {"q5_a_answer": ("def peak_bf16_flops(sheet):\n"
-                                 "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '')) * 1e12 / 2")},
-     "q5_a_test", "q5.a.halved-unstarred"),
-    ("q5_h100", {"q5_a_answer": ("def peak_bf16_flops(sheet):\n"
-                                 "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '.')) * 1e12 / 2")},
-     "q5_a_test", "q5.a.thousands-comma"),
-    ("q2_int8_weights", {"q2_e_answer": "def critical_batch(peak, bw):\n    return peak / bw"},
-     "q2_e_test", "q2.e.all-bf16"),
-    ("q1_int8_matmul", {"q1_e_answer": "def critical_batch(peak, bw):\n    return 1.97e14 / 8.2e11"},
-     "q1_e_test", "q1.e.bf16-answer"),
-    ("q2_int8_weights", {"q2_e_answer": "def critical_batch(peak, bw):\n    return 3.94e14 / 8.1e11 / 2"},
-     "q2_e_test", "q2.e.q1-answer"),
-    ("q4_per_example_weights", {"q4_b_answer": "def intensity_limit(bytes_per_weight):\n    return 1 / bytes_per_weight"},
-     "q4_b_test", "q4.b.mac-one-op"),
-])
+@pytest.mark.parametrize(
+    "notebook, answers, test, msg_id",
+    [
+        # the exact count (D - 1 adds) is named as a different convention, not as a plain error
+        (
+            "q1_int8_matmul",
+            {"q1_c_answer": "def total_ops(B, D, F):\n    return B * F * (2 * D - 1)"},
+            "q1_c_test",
+            "q1.c.exact-adds",
+        ),
+        (
+            "q5_h100",
+            {
+                "q5_a_answer": (
+                    "def peak_bf16_flops(sheet):\n"
+                    "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '')) * 1e12 / 2"
+                )
+            },
+            "q5_a_test",
+            "q5.a.halved-unstarred",
+        ),
+        (
+            "q5_h100",
+            {
+                "q5_a_answer": (
+                    "def peak_bf16_flops(sheet):\n"
+                    "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '.')) * 1e12 / 2"
+                )
+            },
+            "q5_a_test",
+            "q5.a.thousands-comma",
+        ),
+        (
+            "q2_int8_weights",
+            {"q2_e_answer": "def critical_batch(peak, bw):\n    return peak / bw"},
+            "q2_e_test",
+            "q2.e.all-bf16",
+        ),
+        (
+            "q1_int8_matmul",
+            {"q1_e_answer": "def critical_batch(peak, bw):\n    return 1.97e14 / 8.2e11"},
+            "q1_e_test",
+            "q1.e.bf16-answer",
+        ),
+        (
+            "q2_int8_weights",
+            {"q2_e_answer": "def critical_batch(peak, bw):\n    return 3.94e14 / 8.1e11 / 2"},
+            "q2_e_test",
+            "q2.e.q1-answer",
+        ),
+        (
+            "q4_per_example_weights",
+            {"q4_b_answer": "def intensity_limit(bytes_per_weight):\n    return 1 / bytes_per_weight"},
+            "q4_b_test",
+            "q4.b.mac-one-op",
+        ),
+    ],
+)
 def test_misconception_is_named(notebook: str, answers: Answers, test: str, msg_id: str, tmp_path: Path) -> None:
     failed = _failures(notebook, answers, tmp_path)
     assert failed.get(test, "").startswith(f"AssertionError: [{msg_id}]"), failed

@@ -52,7 +52,7 @@ def _feedback_module():
 
 def test_catalogue_rows_are_well_formed() -> None:
     rows = _rows()
-    assert list(rows[0]) [:4] == ["id", "question", "part", "en"]
+    assert list(rows[0])[:4] == ["id", "question", "part", "en"]
     ids = [row["id"] for row in rows]
     assert len(ids) == len(set(ids)), "duplicate ids"
     for row in rows:
@@ -123,13 +123,13 @@ def test_statements_are_in_the_course_own_words() -> None:
     """No run of 12 or more consecutive words of prose is shared with the original chapter's problems."""
     seed = next(SEEDS.glob("004_*.txt")).read_text(encoding="utf-8")
     words = _words(seed)
-    grams = {tuple(words[i:i + 12]) for i in range(len(words) - 11)}
+    grams = {tuple(words[i : i + 12]) for i in range(len(words) - 11)}
     for name in NOTEBOOKS:
         for cell in read(SOURCE / f"{name}.ipynb").cells:
             if cell.cell_type != "markdown":
                 continue
             mine = _words(cell.source)
-            shared = [" ".join(mine[i:i + 12]) for i in range(len(mine) - 11) if tuple(mine[i:i + 12]) in grams]
+            shared = [" ".join(mine[i : i + 12]) for i in range(len(mine) - 11) if tuple(mine[i : i + 12]) in grams]
             assert not shared, (name, shared[:3])
 
 

@@ -28,15 +28,26 @@ H100_SXM_DENSE, H100_SXM_HBM = 1979e12 / 2, 3.35e12
 def _q1(B: int, D: int, F: int) -> dict[str, float]:
     ops, loaded, written = 2 * B * D * F, B * D + D * F, B * F
     t_math, t_comms = ops / INT8_PEAK, (loaded + written) / INT8_HBM
-    return {"bytes_loaded": loaded, "bytes_written": written, "total_ops": ops,
-            "arithmetic_intensity": ops / (loaded + written), "t_math": t_math, "t_comms": t_comms,
-            "t_lower": max(t_math, t_comms), "t_upper": t_math + t_comms}
+    return {
+        "bytes_loaded": loaded,
+        "bytes_written": written,
+        "total_ops": ops,
+        "arithmetic_intensity": ops / (loaded + written),
+        "t_math": t_math,
+        "t_comms": t_comms,
+        "t_lower": max(t_math, t_comms),
+        "t_upper": t_math + t_comms,
+    }
 
 
 def _q2(B: int, D: int, F: int) -> dict[str, float]:
     flops, loaded, written = 2 * B * D * F, 2 * B * D + D * F, 2 * B * F
-    return {"bytes_loaded": loaded, "bytes_written": written, "total_flops": flops,
-            "arithmetic_intensity": flops / (loaded + written)}
+    return {
+        "bytes_loaded": loaded,
+        "bytes_written": written,
+        "total_flops": flops,
+        "arithmetic_intensity": flops / (loaded + written),
+    }
 
 
 def _q3(B: int, D: int, F: int) -> dict[str, float]:
@@ -61,9 +72,13 @@ FIXED = {
     Q2: {"critical_batch": BF16_PEAK / BF16_HBM / 2, "critical_batch (book)": 120},
     Q3: {f"critical_batch({n}, {n})": _q3_crossover(n, n) for n in (4096, 1024)},
     Q4: {"intensity_limit": 2},
-    Q5: {"peak_bf16_flops": H100_SXM_DENSE, "hbm_bandwidth": H100_SXM_HBM,
-         "critical_batch": H100_SXM_DENSE / H100_SXM_HBM, "critical_batch (book)": 298,
-         "peak_bf16_flops (TFLOPS)": H100_SXM_DENSE / 1e12},
+    Q5: {
+        "peak_bf16_flops": H100_SXM_DENSE,
+        "hbm_bandwidth": H100_SXM_HBM,
+        "critical_batch": H100_SXM_DENSE / H100_SXM_HBM,
+        "critical_batch (book)": 298,
+        "peak_bf16_flops (TFLOPS)": H100_SXM_DENSE / 1e12,
+    },
 }
 PER_SHAPE = {Q1: _q1, Q2: _q2, Q3: _q3, Q4: _q4}
 # Shapes the visible checks are known to use; any other (B, D, F) a visible cell mentions is added.
@@ -163,11 +178,25 @@ def test_no_visible_answer(name: str) -> None:
 def test_the_search_finds_planted_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The search itself works: each common rendering of an answer is caught, ordinary text is not."""
     planted = {
-        "assert isclose(critical_batch(P, BW), 243.2)": Q1, "B > 243": Q1, "about 2.432e2": Q1,
-        "t_math = 8.72e-05 s": Q1, "0.0000872 s": Q1, "isclose(got, 120 / 47)": Q1, "isclose(got, 27)": Q1,
-        "isclose(got, 120.0)": Q1, "120.1": Q2, "1.2e2 < B": Q2, "9.88e13 FLOPs/s": Q3, "136.09": Q3,
-        "2.26e+02": Q3, "assert intensity_limit(1) == 2": Q4, "3.35e12 bytes/s": Q5, "989.5 TFLOPS": Q5,
-        "between 294.5 and 299": Q5, "9.895e14": Q5, "3,350,000,000,000": Q5,
+        "assert isclose(critical_batch(P, BW), 243.2)": Q1,
+        "B > 243": Q1,
+        "about 2.432e2": Q1,
+        "t_math = 8.72e-05 s": Q1,
+        "0.0000872 s": Q1,
+        "isclose(got, 120 / 47)": Q1,
+        "isclose(got, 27)": Q1,
+        "isclose(got, 120.0)": Q1,
+        "120.1": Q2,
+        "1.2e2 < B": Q2,
+        "9.88e13 FLOPs/s": Q3,
+        "136.09": Q3,
+        "2.26e+02": Q3,
+        "assert intensity_limit(1) == 2": Q4,
+        "3.35e12 bytes/s": Q5,
+        "989.5 TFLOPS": Q5,
+        "between 294.5 and 299": Q5,
+        "9.895e14": Q5,
+        "3,350,000,000,000": Q5,
     }
     for snippet, name in planted.items():
         monkeypatch.setattr(sys.modules[__name__], "visible_text", lambda _n, s=snippet: s, raising=True)
@@ -175,7 +204,8 @@ def test_the_search_finds_planted_answers(tmp_path: Path, monkeypatch: pytest.Mo
     innocent = {
         "A bf16 value takes 2 bytes; the int8 peak is 3.94e14 and HBM moves 8.1e11 bytes/s.": Q1,
         "bytes_loaded(4, 3, 5) must be a whole number of bytes": Q1,
-        "The sheet lists 1,979 teraFLOPS* and 3.35TB/s.": Q5, "Each of D and F is 2 or more.": Q4,
+        "The sheet lists 1,979 teraFLOPS* and 3.35TB/s.": Q5,
+        "Each of D and F is 2 or more.": Q4,
     }
     for snippet, name in innocent.items():
         monkeypatch.setattr(sys.modules[__name__], "visible_text", lambda _n, s=snippet: s, raising=True)

@@ -23,8 +23,7 @@ from grading_support import (
 
 def _comparable(path: Path) -> list[tuple]:
     nb = read(path)
-    return [(c.cell_type, c.get("id"), c.source, c.metadata.get("nbgrader"), c.get("outputs", []))
-            for c in nb.cells]
+    return [(c.cell_type, c.get("id"), c.source, c.metadata.get("nbgrader"), c.get("outputs", [])) for c in nb.cells]
 
 
 def test_intro_tables_match_the_grade_cells() -> None:
@@ -48,11 +47,13 @@ def test_exercises_are_generated_from_solutions(tmp_path: Path) -> None:
     for name in NOTEBOOKS:
         fresh = _comparable(course / "exercises" / ASSIGNMENT / f"{name}.ipynb")
         assert fresh == _comparable(ROOT / "exercises" / ASSIGNMENT / f"{name}.ipynb"), (
-            f"exercises/{ASSIGNMENT}/{name}.ipynb is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`")
+            f"exercises/{ASSIGNMENT}/{name}.ipynb is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`"
+        )
     for name in SHIPPED_FILES:  # the message catalogue travels with the notebooks
         fresh = (course / "exercises" / ASSIGNMENT / name).read_bytes()
         assert fresh == (ROOT / "exercises" / ASSIGNMENT / name).read_bytes(), (
-            f"exercises/{ASSIGNMENT}/{name} is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`")
+            f"exercises/{ASSIGNMENT}/{name} is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`"
+        )
 
 
 def test_exercises_hold_no_solutions_or_hidden_tests() -> None:
@@ -65,9 +66,25 @@ def test_unfilled_exercises_fail_every_check(tmp_path: Path) -> None:
     """Run each release notebook as a self-study reader would, without nbgrader: every check must fail."""
     src = ROOT / "exercises" / ASSIGNMENT
     result = subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--allow-errors",
-         "--ExecutePreprocessor.timeout=120", "--output-dir", str(tmp_path), *[str(src / f"{n}.ipynb") for n in NOTEBOOKS]],
-        env=course_env(), capture_output=True, text=True, check=False)
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--allow-errors",
+            "--ExecutePreprocessor.timeout=120",
+            "--output-dir",
+            str(tmp_path),
+            *[str(src / f"{n}.ipynb") for n in NOTEBOOKS],
+        ],
+        env=course_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     for name in NOTEBOOKS:
         nb = read(tmp_path / f"{name}.ipynb")

@@ -79,14 +79,21 @@ def _fake_torch(clock, log):
         clock.now += 1.0
 
     return SimpleNamespace(
-        bfloat16="bf16", float16="fp16", float32="fp32", __version__="0.0-fake",
+        bfloat16="bf16",
+        float16="fp16",
+        float32="fp32",
+        __version__="0.0-fake",
         version=SimpleNamespace(cuda="0.0"),
         randn=lambda *shape, device, dtype: (log.append(f"randn {dtype} on {device}"), FakeTensor())[1],
         matmul=lambda x, w: log.append("matmul"),
         dot=lambda x, y: log.append("dot"),
         add=lambda b, c, alpha, out: log.append("add"),
-        cuda=SimpleNamespace(is_available=lambda: True, get_device_name=lambda device=None: f"Fake GPU {device}",
-                             device_count=lambda: 2, synchronize=synchronize),
+        cuda=SimpleNamespace(
+            is_available=lambda: True,
+            get_device_name=lambda device=None: f"Fake GPU {device}",
+            device_count=lambda: 2,
+            synchronize=synchronize,
+        ),
     )
 
 
@@ -165,8 +172,11 @@ def test_jax_backend_with_fake_jax_blocks_on_every_timed_run():
 
 def test_backends_are_independent_classes_behind_one_protocol():
     clock = FakeClock()
-    backends = [M.NumpyBackend(), M.TorchBackend(torch_module=_fake_torch(clock, [])),
-                M.JaxBackend(jax_module=_fake_jax(clock, []))]
+    backends = [
+        M.NumpyBackend(),
+        M.TorchBackend(torch_module=_fake_torch(clock, [])),
+        M.JaxBackend(jax_module=_fake_jax(clock, [])),
+    ]
     for be in backends:
         assert isinstance(be, M.Backend), type(be).__name__
         assert type(be).__mro__[1:] == (object,), f"{type(be).__name__} should not inherit another backend"
@@ -258,12 +268,31 @@ def test_measure_machine_records_sizes_threads_and_round_trips_json(tmp_path):
 
 
 def _measurement_dict():
-    pt = {"kind": "matmul", "dtype": "fp32", "sizes": {"B": 1, "D": 8, "F": 8}, "flops": 128.0, "bytes": 544.0,
-          "median_s": 1e-6, "min_s": 1e-6, "max_s": 2e-6, "repeats": 3, "warmup": 1}
+    pt = {
+        "kind": "matmul",
+        "dtype": "fp32",
+        "sizes": {"B": 1, "D": 8, "F": 8},
+        "flops": 128.0,
+        "bytes": 544.0,
+        "median_s": 1e-6,
+        "min_s": 1e-6,
+        "max_s": 2e-6,
+        "repeats": 3,
+        "warmup": 1,
+    }
     copy = {**pt, "kind": "copy", "sizes": {"n": 1000}, "flops": 0.0, "bytes": 8000.0}
-    return {"machine": {"device": "x86_64", "date": "2026-01-01T00:00:00+00:00"}, "peak": {"fp32": pt},
-            "stream": {"copy": copy}, "sweep": [dict(pt)], "dot": [], "sweep_D": 8, "budget_s": 10.0, "elapsed_s": 1.0,
-            "truncated": False, "provenance": {"preset": "quick"}}
+    return {
+        "machine": {"device": "x86_64", "date": "2026-01-01T00:00:00+00:00"},
+        "peak": {"fp32": pt},
+        "stream": {"copy": copy},
+        "sweep": [dict(pt)],
+        "dot": [],
+        "sweep_D": 8,
+        "budget_s": 10.0,
+        "elapsed_s": 1.0,
+        "truncated": False,
+        "provenance": {"preset": "quick"},
+    }
 
 
 def test_files_without_a_format_number_load_as_format_1(tmp_path):
@@ -376,26 +405,29 @@ def nothing_measured(monkeypatch):
     monkeypatch.setattr(S, "time_it", boom)
 
 
-@pytest.mark.parametrize(("setting", "error", "message"), [
-    ({"stream_mib": 0}, ValueError, "stream_mib must be > 0 MiB, got 0"),
-    ({"stream_mib": 1e-9}, ValueError, "stream_mib must hold at least one fp32 element"),
-    ({"D": -4}, ValueError, r"D must be a whole number of elements \(an integer >= 1\), got -4"),
-    ({"peak_n": 2.5}, ValueError, "peak_n must be a whole number"),
-    ({"batch_sizes": []}, ValueError, "batch_sizes must not be empty"),
-    ({"batch_sizes": [1, 2, 2]}, ValueError, "batch_sizes must list each size once, got 2"),
-    ({"batch_sizes": 8}, ValueError, "batch_sizes must be a list of sizes, got 8"),
-    ({"dot_lengths": [0]}, ValueError, "dot_lengths must be a whole number"),
-    ({"repeats": 0}, ValueError, "repeats must be an integer >= 1, got 0"),
-    ({"budget_s": True}, TypeError, "budget_s must be a number of seconds or None, got True"),
-    ({"budget_s": 0}, ValueError, "budget_s must be > 0 s, got 0"),
-    ({"budget_s": "10"}, TypeError, "budget_s must be a number of seconds"),
-    ({"preset": "huge"}, ValueError, "preset must be one of"),
-    ({"sizes": 3}, ValueError, "unknown size setting"),
-    ({"backend": "tpu"}, ValueError, "backend must be 'numpy', 'torch' or 'jax', got 'tpu'"),
-    ({"backend": 3}, TypeError, "backend must be 'numpy', 'torch', 'jax' or a Backend object, got 3"),
-    ({"peak_dtypes": ["fp32", "bf16"]}, ValueError, "dtype must be one of"),
-    ({"peak_dtypes": []}, ValueError, "peak_dtypes must be a non-empty list"),
-])
+@pytest.mark.parametrize(
+    ("setting", "error", "message"),
+    [
+        ({"stream_mib": 0}, ValueError, "stream_mib must be > 0 MiB, got 0"),
+        ({"stream_mib": 1e-9}, ValueError, "stream_mib must hold at least one fp32 element"),
+        ({"D": -4}, ValueError, r"D must be a whole number of elements \(an integer >= 1\), got -4"),
+        ({"peak_n": 2.5}, ValueError, "peak_n must be a whole number"),
+        ({"batch_sizes": []}, ValueError, "batch_sizes must not be empty"),
+        ({"batch_sizes": [1, 2, 2]}, ValueError, "batch_sizes must list each size once, got 2"),
+        ({"batch_sizes": 8}, ValueError, "batch_sizes must be a list of sizes, got 8"),
+        ({"dot_lengths": [0]}, ValueError, "dot_lengths must be a whole number"),
+        ({"repeats": 0}, ValueError, "repeats must be an integer >= 1, got 0"),
+        ({"budget_s": True}, TypeError, "budget_s must be a number of seconds or None, got True"),
+        ({"budget_s": 0}, ValueError, "budget_s must be > 0 s, got 0"),
+        ({"budget_s": "10"}, TypeError, "budget_s must be a number of seconds"),
+        ({"preset": "huge"}, ValueError, "preset must be one of"),
+        ({"sizes": 3}, ValueError, "unknown size setting"),
+        ({"backend": "tpu"}, ValueError, "backend must be 'numpy', 'torch' or 'jax', got 'tpu'"),
+        ({"backend": 3}, TypeError, "backend must be 'numpy', 'torch', 'jax' or a Backend object, got 3"),
+        ({"peak_dtypes": ["fp32", "bf16"]}, ValueError, "dtype must be one of"),
+        ({"peak_dtypes": []}, ValueError, "peak_dtypes must be a non-empty list"),
+    ],
+)
 def test_measure_machine_refuses_bad_input_before_measuring(nothing_measured, setting, error, message):
     with pytest.raises(error, match=message):
         M.measure_machine(progress=False, **{"budget_s": 1, **setting})

@@ -53,8 +53,15 @@ MESSAGES = {
 }
 # The hidden checks that catch memorised numbers, by notebook.
 MEMORISED_CAUGHT = {
-    Q1: ["q1.a.hidden-shape", "q1.b.hidden-shape", "q1.c.hidden-shape", "q1.d.hidden-shape", "q1.ignores-chip",
-         "q1.f.hidden-shape", "q1.g.hidden-shape"],
+    Q1: [
+        "q1.a.hidden-shape",
+        "q1.b.hidden-shape",
+        "q1.c.hidden-shape",
+        "q1.d.hidden-shape",
+        "q1.ignores-chip",
+        "q1.f.hidden-shape",
+        "q1.g.hidden-shape",
+    ],
     Q2: ["q2.a.hidden-shape", "q2.b.hidden-shape", "q2.c.hidden-shape", "q2.d.hidden-shape", "q2.ignores-chip"],
     Q3: ["q3.a.hidden-shape"],
     Q4: ["q4.a.hidden-shape", "q4.b.weight-bytes", "q4.c.hidden-cases"],
@@ -81,8 +88,11 @@ CELL_TIMEOUT_S = 6
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _text(path: Path) -> str:
@@ -102,10 +112,22 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     auto = nbgrader(course, "autograde", ASSIGNMENT, "--create", f"--Execute.timeout={CELL_TIMEOUT_S}")
     feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
     export = nbgrader(course, "export", "--to", str(course / "grades.csv"))
-    dump = subprocess.run([sys.executable, "-c", GRADEBOOK_DUMP, f"sqlite:///{course / 'gradebook.db'}", ASSIGNMENT],
-                          env=course_env(), capture_output=True, text=True, check=True)
-    return {"course": course, "auto": auto, "feedback": feedback, "export": export, "before": before,
-            "after": _digest(course / "submitted"), "scores": json.loads(dump.stdout)}
+    dump = subprocess.run(
+        [sys.executable, "-c", GRADEBOOK_DUMP, f"sqlite:///{course / 'gradebook.db'}", ASSIGNMENT],
+        env=course_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {
+        "course": course,
+        "auto": auto,
+        "feedback": feedback,
+        "export": export,
+        "before": before,
+        "after": _digest(course / "submitted"),
+        "scores": json.loads(dump.stdout),
+    }
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -165,8 +187,9 @@ def test_memorised_numbers_lose_the_hidden_points(graded: dict) -> None:
     course = graded["course"]
     for name, ids in MEMORISED_CAUGHT.items():
         nb = read(course / "autograded" / "memorised" / ASSIGNMENT / f"{name}.ipynb")
-        shown = " ".join(out.get("evalue", "") for cell in nb.cells for out in cell.get("outputs", [])
-                         if out.output_type == "error")
+        shown = " ".join(
+            out.get("evalue", "") for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"
+        )
         for msg_id in ids:
             assert f"[{msg_id}]" in shown, (name, msg_id)
     cells = {nb: graded["scores"]["memorised"][nb]["cells"] for nb in NOTEBOOKS}
@@ -178,9 +201,11 @@ def test_the_grader_restores_the_shipped_files(graded: dict) -> None:
     course = graded["course"]
     for shipped in SHIPPED_FILES:
         assert (course / "submitted" / "tamper" / ASSIGNMENT / shipped).read_bytes() != (
-            ROOT / "solutions" / ASSIGNMENT / shipped).read_bytes()
+            ROOT / "solutions" / ASSIGNMENT / shipped
+        ).read_bytes()
         assert (course / "autograded" / "tamper" / ASSIGNMENT / shipped).read_bytes() == (
-            ROOT / "solutions" / ASSIGNMENT / shipped).read_bytes()
+            ROOT / "solutions" / ASSIGNMENT / shipped
+        ).read_bytes()
     for name in NOTEBOOKS:
         assert graded["scores"]["tamper"][name]["cells"] == graded["scores"]["mix_a"][name]["cells"], name
 

@@ -43,6 +43,9 @@ def test_the_book_build_fails_on_a_broken_cell() -> None:
     assert config["execute"]["allow_errors"] is False
     assert config["sphinx"]["config"]["nb_execution_raise_on_error"] is True
     book_recipe = re.search(r"^book:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
-    assert book_recipe and "jupyter-book build -W" in book_recipe.group(1), "warnings (and errors) must fail `make book`"
+    assert book_recipe and "jupyter-book build -W" in book_recipe.group(1), (
+        "warnings (and errors) must fail `make book`"
+    )
     assert re.search(r"^test: .*\bbook\b", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M), (
-        "`make test` must build (and so execute) the book before running the tests")
+        "`make test` must build (and so execute) the book before running the tests"
+    )

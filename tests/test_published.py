@@ -26,7 +26,7 @@ from rooflinelib import published
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "xla-sm90-bf16-matmul"
-H100_BF16, H100_HBM = 1.979e15 / 2, 3.35e12   # NVIDIA datasheet: 1,979 TFLOPS with sparsity; 3.35 TB/s
+H100_BF16, H100_HBM = 1.979e15 / 2, 3.35e12  # NVIDIA datasheet: 1,979 TFLOPS with sparsity; 3.35 TB/s
 
 
 def _raw() -> dict:
@@ -34,7 +34,9 @@ def _raw() -> dict:
 
 
 def _importer():
-    spec = importlib.util.spec_from_file_location("import_xla_matmul_table", ROOT / "tools" / "import_xla_matmul_table.py")
+    spec = importlib.util.spec_from_file_location(
+        "import_xla_matmul_table", ROOT / "tools" / "import_xla_matmul_table.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -256,7 +258,10 @@ def test_importer_reads_one_chip_and_dtype():
 
 def test_importer_refuses_entries_it_cannot_read():
     imp = _importer()
-    odd = HEADER.replace("        b: 1\n        m: 4\n        n: 2\n        k: 2\n", "        b: 1\n        k: 2\n        m: 4\n        n: 2\n")
+    odd = HEADER.replace(
+        "        b: 1\n        m: 4\n        n: 2\n        k: 2\n",
+        "        b: 1\n        k: 2\n        m: 4\n        n: 2\n",
+    )
     assert odd != HEADER
     with pytest.raises(ValueError, match="the 'sm_90' table has 2 entries but the importer could read 1"):
         imp.parse_table(odd, "sm_90", "bf16xbf16->bf16")
@@ -310,7 +315,7 @@ def _sweep(rows, D):
 def test_the_page_quotes_the_table_correctly():
     rows = _raw()["rows"]
     text = _page()
-    ridge = H100_BF16 / H100_HBM                                  # 295.4
+    ridge = H100_BF16 / H100_HBM  # 295.4
     best = max(rows, key=lambda r: r[4])
     left = []
     for b, m, n, k, rate in rows:
@@ -319,42 +324,52 @@ def test_the_page_quotes_the_table_correctly():
             left.append((rate / (flops / nbytes * H100_HBM), (b, m, n, k), flops / nbytes, rate * nbytes / flops))
     frac, (b, m, n, k), intensity, bw = max(left)
     right = [r[4] / H100_BF16 for r in rows if _by_hand(*r[:4])[0] / _by_hand(*r[:4])[1] >= ridge]
-    tiny = min(rows, key=lambda r: _by_hand(*r[:4])[0])                 # 1 x [256, 256] @ [256, 256]
+    tiny = min(rows, key=lambda r: _by_hand(*r[:4])[0])  # 1 x [256, 256] @ [256, 256]
     t_flops, t_bytes = _by_hand(*tiny[:4])
     claims = [
-        "989.5 TFLOP/s dense bf16", "3.35 TB/s HBM", f"ridge at {H100_BF16 / H100_HBM:.1f} FLOPs/byte",
+        "989.5 TFLOP/s dense bf16",
+        "3.35 TB/s HBM",
+        f"ridge at {H100_BF16 / H100_HBM:.1f} FLOPs/byte",
         f"The table’s best rate, {best[4] / 1e12:.0f} TFLOP/s, is more than an H100 PCIe can do at all ( 756.5 TFLOP/s)",
-        "which has the same peak and 4.8 TB/s of HBM",                      # NVIDIA H200 datasheet
+        "which has the same peak and 4.8 TB/s of HBM",  # NVIDIA H200 datasheet
         f"all {len(rows)} measured shapes",
-        (f"The best rate is for {best[0]} × [{best[1]}, {best[3]}] @ [{best[3]}, {best[2]}] , and it is only "
-        f"{100 * best[4] / H100_BF16:.0f} % of the spec peak"),
+        (
+            f"The best rate is for {best[0]} × [{best[1]}, {best[3]}] @ [{best[3]}, {best[2]}] , and it is only "
+            f"{100 * best[4] / H100_BF16:.0f} % of the spec peak"
+        ),
         f"the {len(right)} shapes right of the ridge reach a median of {100 * statistics.median(right):.0f} % of the peak",
         f"Of the {len(left)} shapes left of the ridge",
         f"{b} × [{m}, {k}] @ [{k}, {n}] (intensity {intensity:.0f} ), at {100 * frac:.0f} % of it",
         f"It moves {_by_hand(b, m, n, k)[1] / 1e6:.0f} MB per run",
         f"effective {bw / 1e12:.1f} TB/s or more",
         f"at a median of {100 * statistics.median(x[0] for x in left):.0f} %",
-        (f"[256, 256] @ [256, 256] , takes {t_flops / tiny[4] * 1e6:.1f} µs, where the roofline allows "
-        f"{max(t_flops / H100_BF16, t_bytes / H100_HBM) * 1e6:.2f} µs"),
+        (
+            f"[256, 256] @ [256, 256] , takes {t_flops / tiny[4] * 1e6:.1f} µs, where the roofline allows "
+            f"{max(t_flops / H100_BF16, t_bytes / H100_HBM) * 1e6:.2f} µs"
+        ),
     ]
     # D = F = 4096: exact crossover 2BD^2/P = 2(2BD + D^2)/W  =>  B* = P / (W - 2P/D)
     big = _sweep(rows, 4096)
     target = 0.8 * max(r for _, r in big)
     (b0, r0), (b1, r1) = next((big[i - 1], big[i]) for i in range(1, len(big)) if big[i][1] >= target)
     knee = b0 * (b1 / b0) ** (math.log(target / r0) / math.log(r1 / r0))
-    b_star = H100_BF16 / (H100_HBM - 2 * H100_BF16 / 4096)        # 345.2
+    b_star = H100_BF16 / (H100_HBM - 2 * H100_BF16 / 4096)  # 345.2
     small = _sweep(rows, 1024)
     B, rate = small[-1]
     claims += [
         f"predicts \\(B^* \\approx\\) {b_star:.0f}",
         f"level off at {100 * big[-1][1] / H100_BF16:.0f} % of the spec peak",
         f"between \\(B =\\) {b0} and {b1} (about {knee:.0f} by interpolation, {knee / b_star:.1f} times",
-        f"compute-bound from \\(B^* \\approx\\) {H100_BF16 / (H100_HBM - 2 * H100_BF16 / 1024):.0f}",   # 698.1
+        f"compute-bound from \\(B^* \\approx\\) {H100_BF16 / (H100_HBM - 2 * H100_BF16 / 1024):.0f}",  # 698.1
         f"at only {100 * rate / H100_BF16:.0f} % of the peak",
-        (f"it takes {2 * B * 1024 * 1024 / rate * 1e6:.1f} µs where \\(T_\\text{{math}}\\) is "
-        f"{2 * B * 1024 * 1024 / H100_BF16 * 1e6:.1f} µs"),
-        (f"at \\(B =\\) 256 this matmul takes {2 * 256 * 1024 * 1024 / small[0][1] * 1e6:.1f} µs, and at "
-        f"\\(B =\\) 512 , {2 * 512 * 1024 * 1024 / small[1][1] * 1e6:.1f} µs"),
+        (
+            f"it takes {2 * B * 1024 * 1024 / rate * 1e6:.1f} µs where \\(T_\\text{{math}}\\) is "
+            f"{2 * B * 1024 * 1024 / H100_BF16 * 1e6:.1f} µs"
+        ),
+        (
+            f"at \\(B =\\) 256 this matmul takes {2 * 256 * 1024 * 1024 / small[0][1] * 1e6:.1f} µs, and at "
+            f"\\(B =\\) 512 , {2 * 512 * 1024 * 1024 / small[1][1] * 1e6:.1f} µs"
+        ),
     ]
     missing = [c for c in claims if c not in text]
     assert not missing, f"not on the page: {missing}"
@@ -391,7 +406,9 @@ def test_every_data_file_ships_in_the_package():
     import fnmatch
     import tomllib
 
-    globs = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["package-data"]["rooflinelib"]
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["package-data"][
+        "rooflinelib"
+    ]
     data = ROOT / "rooflinelib" / "data"
     files = [p.relative_to(ROOT / "rooflinelib").as_posix() for p in data.rglob("*") if p.is_file()]
     assert "data/published/xla-sm90-bf16-matmul.json" in files

@@ -29,7 +29,8 @@ def test_every_top_level_pin_is_in_the_lock_file_at_the_same_version() -> None:
         assert name in locked, f"{name} is in requirements.in but not in requirements.txt; run `make lock`"
         assert str(req.specifier) == str(locked[name].specifier), (
             f"{name}: requirements.in asks for {req.specifier}, requirements.txt has {locked[name].specifier}; "
-            "run `make lock`")
+            "run `make lock`"
+        )
 
 
 def test_the_lock_file_pins_exact_versions_with_hashes() -> None:

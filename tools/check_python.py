@@ -6,5 +6,7 @@ NEEDED = (3, 11)
 
 if sys.version_info[:2] < NEEDED:
     found = ".".join(map(str, sys.version_info[:3]))
-    sys.exit(f"Python {NEEDED[0]}.{NEEDED[1]} or newer is needed, found {found} at {sys.executable}; "
-             f"run `make PYTHON=python3.11 ...` (or newer).")
+    sys.exit(
+        f"Python {NEEDED[0]}.{NEEDED[1]} or newer is needed, found {found} at {sys.executable}; "
+        f"run `make PYTHON=python3.11 ...` (or newer)."
+    )

@@ -51,8 +51,10 @@ def parse_table(text: str, chip_key: str, dtype_key: str) -> list[list[int]]:
     for e in _ENTRY.finditer(section):
         rates = dict(_RATE.findall(e.group(5)))
         if dtype_key not in rates:
-            raise ValueError(f"entry b={e.group(1)} m={e.group(2)} n={e.group(3)} k={e.group(4)} "
-                             f"has no {dtype_key!r} rate; it has {', '.join(map(repr, rates))}")
+            raise ValueError(
+                f"entry b={e.group(1)} m={e.group(2)} n={e.group(3)} k={e.group(4)} "
+                f"has no {dtype_key!r} rate; it has {', '.join(map(repr, rates))}"
+            )
         rows.append([*(int(g) for g in e.groups()[:4]), int(rates[dtype_key])])
     blocks = len(re.findall(r"entries\s*\{\s*b:", section))
     if not rows or len(rows) != blocks:
@@ -106,18 +108,26 @@ def main(argv: list[str] | None = None) -> int:
         "chip": args.chip,
         "dtype": args.dtype,
         "provenance": {
-            "what": (f"Measured speed of batched matmuls [b, m, k] @ [b, k, n] "
-                     f"({args.dtype_key}) from the XLA GPU compiler's default matmul performance "
-                     f"table, key {args.chip_key!r}"),
-            "method": ("As the source of XLA's table generator (xla/tools/matmul_perf_table_gen.cc) "
-                       "describes it: each dot is compiled with XLA and run once to warm up, then the "
-                       "GPU kernels of 5 runs, each on two sets of random inputs, are traced; the rate "
-                       "is 2·b·m·n·k FLOPs over the median kernel time"),
-            "device": ("The table names only the compute capability (sm_90, Hopper). XLA's "
-                       "hlo_op_profiles_data.h, made by another tool, labels its sm_90 profiles "
-                       "'NVIDIA H100 80GB HBM3', the device name of the H100 SXM"),
-            "not_recorded": ("the exact GPU, its clocks and power limit, the driver, CUDA and library "
-                             "versions, which kernels XLA chose, and the date"),
+            "what": (
+                f"Measured speed of batched matmuls [b, m, k] @ [b, k, n] "
+                f"({args.dtype_key}) from the XLA GPU compiler's default matmul performance "
+                f"table, key {args.chip_key!r}"
+            ),
+            "method": (
+                "As the source of XLA's table generator (xla/tools/matmul_perf_table_gen.cc) "
+                "describes it: each dot is compiled with XLA and run once to warm up, then the "
+                "GPU kernels of 5 runs, each on two sets of random inputs, are traced; the rate "
+                "is 2·b·m·n·k FLOPs over the median kernel time"
+            ),
+            "device": (
+                "The table names only the compute capability (sm_90, Hopper). XLA's "
+                "hlo_op_profiles_data.h, made by another tool, labels its sm_90 profiles "
+                "'NVIDIA H100 80GB HBM3', the device name of the H100 SXM"
+            ),
+            "not_recorded": (
+                "the exact GPU, its clocks and power limit, the driver, CUDA and library "
+                "versions, which kernels XLA chose, and the date"
+            ),
             "source": UPSTREAM,
             "source_note": "main may have been regenerated since this copy was taken",
             "taken_from": taken_from,

@@ -74,8 +74,12 @@ class JaxBackend:
 
     def info(self) -> dict[str, Any]:
         """The JAX version and the device's kind (e.g. ``"TPU v5 lite"``)."""
-        return {"backend": self.name, "jax": self.jax.__version__,
-                "device": getattr(self._device, "device_kind", str(self._device)), "jax_device": self.device}
+        return {
+            "backend": self.name,
+            "jax": self.jax.__version__,
+            "device": getattr(self._device, "device_kind", str(self._device)),
+            "jax_device": self.device,
+        }
 
     def with_dtype(self, dtype: str) -> JaxBackend:
         """The same device (and jax module) in another dtype."""

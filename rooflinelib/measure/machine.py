@@ -25,11 +25,22 @@ __all__ = ["PRESETS", "check_settings", "measure_machine"]
 
 #: Sizes for a quick run (a few seconds on a laptop) and a full one (a minute or so).
 PRESETS: dict[str, dict[str, Any]] = {
-    "quick": {"peak_n": 1024, "stream_mib": 128, "D": 4096, "batch_sizes": [1, 2, 4, 8, 16, 32, 64, 128, 256],
-              "dot_lengths": [2**12, 2**16, 2**20, 2**24], "repeats": 3},
-    "full": {"peak_n": 4096, "stream_mib": 512, "D": 8192,
-             "batch_sizes": [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024],
-             "dot_lengths": [2**10, 2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26], "repeats": 7},
+    "quick": {
+        "peak_n": 1024,
+        "stream_mib": 128,
+        "D": 4096,
+        "batch_sizes": [1, 2, 4, 8, 16, 32, 64, 128, 256],
+        "dot_lengths": [2**12, 2**16, 2**20, 2**24],
+        "repeats": 3,
+    },
+    "full": {
+        "peak_n": 4096,
+        "stream_mib": 512,
+        "D": 8192,
+        "batch_sizes": [1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024],
+        "dot_lengths": [2**10, 2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26],
+        "repeats": 7,
+    },
 }
 
 
@@ -126,8 +137,9 @@ def measure_machine(
         result.stream[kind] = measure_stream(be, kind, n_elem, repeats=reps)
     # what is left of the budget goes 3:1 to the matmul sweep and the dot products
     sweep_budget = None if budget_s is None else max(budget.left(), 0.1) * 0.75
-    result.sweep, cut1 = sweep_matmul(be, cfg["D"], cfg["batch_sizes"], repeats=reps, budget_s=sweep_budget,
-                                      progress=progress)
+    result.sweep, cut1 = sweep_matmul(
+        be, cfg["D"], cfg["batch_sizes"], repeats=reps, budget_s=sweep_budget, progress=progress
+    )
     dot_budget = None if budget_s is None else max(budget.left(), 0.05)
     result.dot, cut2 = sweep_dot(be, cfg["dot_lengths"], repeats=reps, budget_s=dot_budget, progress=progress)
     result.truncated = cut1 or cut2

@@ -71,8 +71,13 @@ class NumpyBackend:
 
     def info(self) -> dict[str, Any]:
         """The CPU, numpy, its BLAS and the BLAS's thread count."""
-        return {"backend": self.name, "device": platform.processor() or platform.machine(),
-                "numpy": np.__version__, "blas": blas_name(), "blas_threads": blas_threads()}
+        return {
+            "backend": self.name,
+            "device": platform.processor() or platform.machine(),
+            "numpy": np.__version__,
+            "blas": blas_name(),
+            "blas_threads": blas_threads(),
+        }
 
     def with_dtype(self, dtype: str) -> NumpyBackend:
         """The CPU in another dtype."""

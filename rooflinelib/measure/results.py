@@ -158,8 +158,10 @@ class MachineMeasurement:
             raise ValueError(f"{where}: machine must be a JSON object, got {d['machine']!r}")  # noqa: TRY004
         version = d.get("format", 1)  # files written before the format number are format 1
         if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= FORMAT:
-            raise ValueError(f"{where}: format {version!r} is not one this rooflinelib reads (1 to {FORMAT}); "
-                             "a newer rooflinelib wrote it")
+            raise ValueError(
+                f"{where}: format {version!r} is not one this rooflinelib reads (1 to {FORMAT}); "
+                "a newer rooflinelib wrote it"
+            )
         out = dict(d)
         out["peak"] = {k: Point.from_dict(v, f"{where}: peak {k!r}") for k, v in d.get("peak", {}).items()}
         out["stream"] = {k: Point.from_dict(v, f"{where}: stream {k!r}") for k, v in d.get("stream", {}).items()}

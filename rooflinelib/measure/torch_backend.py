@@ -36,8 +36,10 @@ class TorchBackend:
         self.torch = _import_torch() if torch_module is None else torch_module
         self.on_gpu = device.startswith("cuda")
         if self.on_gpu and not self.torch.cuda.is_available():
-            raise RuntimeError("the torch backend found no CUDA device (torch.cuda.is_available() is False); "
-                               "use device='cpu' or the numpy backend")
+            raise RuntimeError(
+                "the torch backend found no CUDA device (torch.cuda.is_available() is False); "
+                "use device='cpu' or the numpy backend"
+            )
         self.dtype, self.device = dtype, device
         self._t = getattr(self.torch, _DTYPES[dtype])
 
@@ -72,8 +74,12 @@ class TorchBackend:
     def info(self) -> dict[str, Any]:
         """torch and CUDA versions; on a GPU its name and how many are visible."""
         t = self.torch
-        info: dict[str, Any] = {"backend": self.name, "torch": t.__version__,
-                                "cuda": getattr(t.version, "cuda", None), "torch_device": self.device}
+        info: dict[str, Any] = {
+            "backend": self.name,
+            "torch": t.__version__,
+            "cuda": getattr(t.version, "cuda", None),
+            "torch_device": self.device,
+        }
         if self.on_gpu:
             info["device"] = t.cuda.get_device_name(self.device)
             info["device_count"] = t.cuda.device_count()
