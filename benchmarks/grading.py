@@ -52,8 +52,12 @@ def scores(course: Path) -> dict[tuple[str, str, str], float | None]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {(sub.student_id, nb.name, grade.name): grade.score
-                for sub in gb.assignment_submissions(ASSIGNMENT) for nb in sub.notebooks for grade in nb.grades}
+        return {
+            (sub.student_id, nb.name, grade.name): grade.score
+            for sub in gb.assignment_submissions(ASSIGNMENT)
+            for nb in sub.notebooks
+            for grade in nb.grades
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers))
         a, b = scores(serial), scores(parallel)
     same = a == b and len(a) > 0
-    print(f"class: {args.students} students x {notebooks // args.students} notebooks = {notebooks} notebooks; "
-          f"{os.cpu_count()} cores; --workers {args.workers}")
+    print(
+        f"class: {args.students} students x {notebooks // args.students} notebooks = {notebooks} notebooks; "
+        f"{os.cpu_count()} cores; --workers {args.workers}"
+    )
     print(f"nbgrader autograde (serial):    {t_serial:7.1f} s  {notebooks / t_serial:5.2f} notebooks/s")
     print(f"python -m grading autograde:    {t_parallel:7.1f} s  {notebooks / t_parallel:5.2f} notebooks/s")
     print(f"speed-up: {t_serial / t_parallel:.2f}x; scores identical for all {len(a)} graded cells: {same}")

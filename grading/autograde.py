@@ -139,8 +139,11 @@ class Grader(Autograde):
         try:
             self._init_preprocessors()
             resources = self.init_single_notebook_resources(str(dest / f"{info['notebook']}.ipynb"))
-            resources["metadata"] = {"name": info["notebook"], "path": str(dest),
-                                     "modified_date": datetime.date.today().strftime("%B %-d, %Y")}
+            resources["metadata"] = {
+                "name": info["notebook"],
+                "path": str(dest),
+                "modified_date": datetime.date.today().strftime("%B %-d, %Y"),
+            }
             with utils.setenv(NBGRADER_EXECUTION="autograde"):
                 output, resources = self.exporter.from_notebook_node(self.executed, resources=resources)
             self.write_single_notebook(output, resources)
@@ -208,9 +211,16 @@ def _reason(outcome: Outcome, timeout: Any) -> str | None:
     return "; ".join(notes) or None
 
 
-def autograde(assignment: str, *, workers: int, scheduler: str | None = None, force: bool = False,
-              timeout: int | None = None, nbgrader_args: list[str] | None = None,
-              stream: TextIO | None = None) -> Summary:
+def autograde(
+    assignment: str,
+    *,
+    workers: int,
+    scheduler: str | None = None,
+    force: bool = False,
+    timeout: int | None = None,
+    nbgrader_args: list[str] | None = None,
+    stream: TextIO | None = None,
+) -> Summary:
     """Grade every submission of an assignment; see the module docstring."""
     nbgrader_format.jsonschema = _CheckedSchema()
     app = load_app(assignment, list(nbgrader_args or []))
@@ -226,8 +236,10 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
     with _cwd(root):
         with Gradebook(grader.coursedir.db_url, grader.coursedir.course_id) as gb:
             if assignment not in {a.name for a in gb.assignments}:
-                raise GradingError(f"the gradebook has no assignment '{assignment}': "
-                                   f"run `nbgrader generate_assignment {assignment}` first")
+                raise GradingError(
+                    f"the gradebook has no assignment '{assignment}': "
+                    f"run `nbgrader generate_assignment {assignment}` first"
+                )
         try:
             grader.init_notebooks()
         except NbGraderException as err:
@@ -237,8 +249,10 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
         # validate each notebook once after all preprocessors rather than after each one: same checks, less time
         grader.exporter.optimistic_validation = True
         source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
-        shipped = {str(p.relative_to(source)): p.read_bytes()
-                   for p in map(Path, utils.find_all_files(str(source), grader.coursedir.ignore + ["*.ipynb"]))}
+        shipped = {
+            str(p.relative_to(source)): p.read_bytes()
+            for p in map(Path, utils.find_all_files(str(source), grader.coursedir.ignore + ["*.ipynb"]))
+        }
         plan = []
         for folder in sorted(grader.assignments):
             assignment_id, student = grader.ids(folder)
@@ -279,8 +293,11 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
             note = _reason(outcome, shown_timeout)
             if note:
                 problem(student, notebook, note, graded=True)
-            progress.advance(student, notebook, f"graded in {outcome.seconds:.1f} s on {outcome.host}"
-                             + (f" ({note})" if note else ""))
+            progress.advance(
+                student,
+                notebook,
+                f"graded in {outcome.seconds:.1f} s on {outcome.host}" + (f" ({note})" if note else ""),
+            )
 
         with contextlib.ExitStack() as stack:
             try:
@@ -303,8 +320,9 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
                 except Exception as err:  # noqa: BLE001 - this student's set-up failed; the others go on
                     for path in todo:
                         regraded.add((student, Path(path).stem))
-                        problem(student, Path(path).stem, f"could not set up the submission ({one_line(err)})",
-                                graded=False)
+                        problem(
+                            student, Path(path).stem, f"could not set up the submission ({one_line(err)})", graded=False
+                        )
                         progress.advance(student, Path(path).stem, "not graded")
                     continue
                 for path in sorted(set(todo) - set(grader.notebooks)):  # nbgrader skips notebooks it does not know
@@ -330,8 +348,9 @@ def autograde(assignment: str, *, workers: int, scheduler: str | None = None, fo
                 grader.set_permissions(assignment, student)
                 grader.run_post_convert_hook()
         progress.close()
-        listing = problem_list.problems_path(Path(grader.coursedir.format_path(
-            grader.coursedir.autograded_directory, ".", ".")).resolve(), assignment)
+        listing = problem_list.problems_path(
+            Path(grader.coursedir.format_path(grader.coursedir.autograded_directory, ".", ".")).resolve(), assignment
+        )
         summary.all_problems = problem_list.merge(problem_list.load(listing), summary.problems, regraded)
         problem_list.save(listing, summary.all_problems)
     return summary

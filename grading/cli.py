@@ -19,15 +19,23 @@ from grading.cluster import default_workers
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m grading",
-                                     description="Grade a whole class with nbgrader, in parallel, and report on it.")
+    parser = argparse.ArgumentParser(
+        prog="python -m grading", description="Grade a whole class with nbgrader, in parallel, and report on it."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     auto = commands.add_parser("autograde", help="grade every submission of an assignment (like nbgrader autograde)")
     auto.add_argument("assignment")
-    auto.add_argument("--workers", type=int, default=default_workers(),
-                      help="notebooks run at once on this machine (default: its cores, %(default)s here)")
-    auto.add_argument("--scheduler", metavar="ADDRESS",
-                      help="run on the Dask cluster of this scheduler (tcp://host:8786) instead of this machine")
+    auto.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        help="notebooks run at once on this machine (default: its cores, %(default)s here)",
+    )
+    auto.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on the Dask cluster of this scheduler (tcp://host:8786) instead of this machine",
+    )
     auto.add_argument("--force", action="store_true", help="grade again notebooks that already have a grade")
     auto.add_argument("--timeout", type=int, metavar="S", help="seconds per cell (overrides Execute.timeout)")
     report = commands.add_parser("report", help="score distribution and misconceptions of a graded assignment")
@@ -46,8 +54,14 @@ def main(argv: list[str] | None = None) -> int:
         from grading.autograde import GradingError, autograde
 
         try:
-            summary = autograde(args.assignment, workers=args.workers, scheduler=args.scheduler, force=args.force,
-                                timeout=args.timeout, nbgrader_args=extra)
+            summary = autograde(
+                args.assignment,
+                workers=args.workers,
+                scheduler=args.scheduler,
+                force=args.force,
+                timeout=args.timeout,
+                nbgrader_args=extra,
+            )
         except GradingError as err:
             print(f"Cannot grade: {err}", file=sys.stderr)
             return 2

@@ -46,8 +46,12 @@ def connect(scheduler: str | None, workers: int) -> Iterator[Client]:
         with Client(scheduler, timeout="30s") as client:
             yield client
         return
-    with LocalCluster(n_workers=1, threads_per_worker=workers, processes=False, dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=workers, processes=False, dashboard_address=None, silence_logs=logging.ERROR
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         yield client
 
 

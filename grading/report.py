@@ -69,8 +69,11 @@ def read_catalogue(path: Path) -> dict[str, dict[str, str]]:
 
 def gather(root: Path, assignment: str, db_url: str, course_id: str, source: Path, autograded: Path) -> ClassResults:
     """Read scores, misconceptions and problems of one assignment."""
-    lost = {(p.student, p.notebook) for p in problem_list.load(problem_list.problems_path(autograded, assignment))
-            if not p.graded}
+    lost = {
+        (p.student, p.notebook)
+        for p in problem_list.load(problem_list.problems_path(autograded, assignment))
+        if not p.graded
+    }
     results = ClassResults(students=[])
     with Gradebook(db_url, course_id) as gb:
         for submission in sorted(gb.assignment_submissions(assignment), key=lambda s: s.student_id):
@@ -111,9 +114,16 @@ def misconception_rows(results: ClassResults) -> list[dict[str, object]]:
         question = entry.get("question") or mid.split(".")[0].lstrip("q")
         notebook = _question_notebook(question, notebooks)
         of = len(results.graded[notebook]) if notebook else len(results.students)
-        rows.append({"id": mid, "question": question, "part": entry.get("part", ""),
-                     "students": len(results.hits.get(mid, ())), "of": of,
-                     "message": entry.get("en", "(not in the catalogue)")})
+        rows.append(
+            {
+                "id": mid,
+                "question": question,
+                "part": entry.get("part", ""),
+                "students": len(results.hits.get(mid, ())),
+                "of": of,
+                "message": entry.get("en", "(not in the catalogue)"),
+            }
+        )
     return sorted(rows, key=lambda r: (-int(r["students"]), str(r["id"])))  # type: ignore[call-overload]
 
 
@@ -125,8 +135,15 @@ def score_rows(results: ClassResults) -> list[dict[str, object]]:
         order = sorted((k for k in counts if k != "not graded"), key=float, reverse=True)
         order += ["not graded"] if "not graded" in counts else []
         for score in order:
-            rows.append({"question": notebook, "part": part, "max_points": f"{results.max_points[(notebook, part)]:g}",
-                         "score": score, "students": counts[score]})
+            rows.append(
+                {
+                    "question": notebook,
+                    "part": part,
+                    "max_points": f"{results.max_points[(notebook, part)]:g}",
+                    "score": score,
+                    "students": counts[score],
+                }
+            )
     return rows
 
 
@@ -152,8 +169,9 @@ def figure(results: ClassResults, misconceptions: list[dict[str, object]], path:
         if not any(counts):
             continue
         bars = left.barh(y, counts, left=starts, color=COLOURS[band], label=band)
-        left.bar_label(bars, labels=[str(c) if c else "" for c in counts], label_type="center", color="white",
-                       fontsize=8)
+        left.bar_label(
+            bars, labels=[str(c) if c else "" for c in counts], label_type="center", color="white", fontsize=8
+        )
         starts = [a + b for a, b in zip(starts, counts)]
     left.set_yticks(y, labels, fontsize=8)
     left.set_xlabel(f"students (of {len(results.students)})")
@@ -200,8 +218,9 @@ def report(assignment: str, out: Path | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     scores = score_rows(results)
     misconceptions = misconception_rows(results)
-    problems = [{"student": p.student, "notebook": p.notebook, "graded": p.graded, "reason": p.reason}
-                for p in results.problems]
+    problems = [
+        {"student": p.student, "notebook": p.notebook, "graded": p.graded, "reason": p.reason} for p in results.problems
+    ]
     _write_csv(out / "scores.csv", scores, ["question", "part", "max_points", "score", "students"])
     _write_csv(out / "misconceptions.csv", misconceptions, ["id", "question", "part", "students", "of", "message"])
     _write_csv(out / "problems.csv", problems, ["student", "notebook", "graded", "reason"])
@@ -216,5 +235,7 @@ def report(assignment: str, out: Path | None = None) -> int:
     if problems:
         print(f"{len(problems)} notebooks were not graded cleanly:")
         print(tabulate(problems, headers="keys", maxcolwidths=[None, None, None, 70]))
-    print(f"\nWritten: {', '.join(str(out / n) for n in ('scores.csv', 'misconceptions.csv', 'problems.csv', 'report.png'))}")
+    print(
+        f"\nWritten: {', '.join(str(out / n) for n in ('scores.csv', 'misconceptions.csv', 'problems.csv', 'report.png'))}"
+    )
     return 0

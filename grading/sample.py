@@ -24,8 +24,9 @@ Alteration = Callable[[nbformat.NotebookNode], None]
 
 def reference_answer(source: str) -> str:
     """An answer cell's instructor source without the solution markers (what a good student would type)."""
-    return "\n".join(line for line in source.splitlines()
-                     if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
+    return "\n".join(
+        line for line in source.splitlines() if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line
+    )
 
 
 def _nbgrader(cell: nbformat.NotebookNode) -> dict[str, Any]:
@@ -46,9 +47,15 @@ def solved(release: nbformat.NotebookNode, source: nbformat.NotebookNode) -> nbf
     return nb
 
 
-def write_student(course: Path, assignment: str, student: str, *, blank: bool = False,
-                  alter: Mapping[str, Alteration] | None = None,
-                  raw: Mapping[str, str] | None = None) -> Path:
+def write_student(
+    course: Path,
+    assignment: str,
+    student: str,
+    *,
+    blank: bool = False,
+    alter: Mapping[str, Alteration] | None = None,
+    raw: Mapping[str, str] | None = None,
+) -> Path:
     """Write one student's submission under ``submitted/`` of the course and return its folder.
 
     ``alter`` maps a notebook name (no extension) to a change applied to it; ``raw`` maps a
@@ -63,8 +70,11 @@ def write_student(course: Path, assignment: str, student: str, *, blank: bool = 
             target.write_text(raw[name], encoding="utf-8")
             continue
         release = nbformat.read(path, as_version=4)
-        nb = release if blank else solved(release, nbformat.read(course / "solutions" / assignment / path.name,
-                                                                  as_version=4))
+        nb = (
+            release
+            if blank
+            else solved(release, nbformat.read(course / "solutions" / assignment / path.name, as_version=4))
+        )
         if alter and name in alter:
             alter[name](nb)
         nbformat.write(nb, target)
@@ -73,8 +83,10 @@ def write_student(course: Path, assignment: str, student: str, *, blank: bool = 
 
 def replace_last_answer(code: str) -> Alteration:
     """An alteration that puts ``code`` in the notebook's last answer cell."""
+
     def change(nb: nbformat.NotebookNode) -> None:
         answer_cells(nb)[-1].source = code
+
     return change
 
 
@@ -90,9 +102,17 @@ def write_class(course: Path, assignment: str, n_students: int) -> list[str]:
             write_student(course, assignment, student, blank=True)
         elif i % 5 == 3:
             notebooks = sorted(p.stem for p in (course / "exercises" / assignment).glob("*.ipynb"))
-            write_student(course, assignment, student, alter={
-                nb: replace_last_answer(f"raise AssertionError('[{nb.split('_')[0]}.sample-slip] a sample mistake')")
-                for nb in notebooks})
+            write_student(
+                course,
+                assignment,
+                student,
+                alter={
+                    nb: replace_last_answer(
+                        f"raise AssertionError('[{nb.split('_')[0]}.sample-slip] a sample mistake')"
+                    )
+                    for nb in notebooks
+                },
+            )
         else:
             write_student(course, assignment, student)
     return names

@@ -28,17 +28,25 @@ from grading_support import ASSIGNMENT, NOTEBOOKS, ROOT, copy_course, course_env
 Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
 TIMEOUT_S = 6
 SLIP = "raise AssertionError('[{q}.sample-slip] a deliberate slip')"
-CATALOGUE_ROWS = [{"id": "q1.sample-slip", "question": "1", "part": "a", "en": "A deliberate slip in question 1."},
-                  {"id": "q2.sample-slip", "question": "2", "part": "a", "en": "A deliberate slip in question 2."}]
-
+CATALOGUE_ROWS = [
+    {"id": "q1.sample-slip", "question": "1", "part": "a", "en": "A deliberate slip in question 1."},
+    {"id": "q2.sample-slip", "question": "2", "part": "a", "en": "A deliberate slip in question 2."},
+]
 
 
 def grading(course: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run ``python -m grading`` in the course root, with this checkout importable."""
     env = course_env()
     env["PYTHONPATH"] = str(ROOT) + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, "-m", "grading", *args], cwd=course, env=env, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "grading", *args],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def scores(course: Path) -> dict[str, dict[str, dict[str, list[float]]]]:
@@ -46,9 +54,10 @@ def scores(course: Path) -> dict[str, dict[str, dict[str, list[float]]]]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        return {sub.student_id: {nb.name: {g.name: [g.score, g.max_score] for g in nb.grades}
-                                 for nb in sub.notebooks}
-                for sub in gb.assignment_submissions(ASSIGNMENT)}
+        return {
+            sub.student_id: {nb.name: {g.name: [g.score, g.max_score] for g in nb.grades} for nb in sub.notebooks}
+            for sub in gb.assignment_submissions(ASSIGNMENT)
+        }
 
 
 @functools.cache
@@ -90,16 +99,23 @@ def build_class(course: Path, students: list[str]) -> None:
         "ref": {},
         "slip_a": {"alter": slip},
         "slip_b": {"alter": {Q1: slip[Q1]}, "raw": {Q4: '{"cells": [ this is not JSON'}},
-        "edge": {"alter": {Q3: replace_last_answer("import time\nwhile True:\n    time.sleep(1)"),
-                           Q5: replace_last_answer("import os\nos._exit(1)")}},
+        "edge": {
+            "alter": {
+                Q3: replace_last_answer("import time\nwhile True:\n    time.sleep(1)"),
+                Q5: replace_last_answer("import os\nos._exit(1)"),
+            }
+        },
     }
     for student in students:
         write_student(course, ASSIGNMENT, student, **kinds[student])
 
 
 def digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -111,9 +127,14 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     subprocess.run([sys.executable, "-c", "import matplotlib.pyplot"], env=course_env(), check=True)  # font cache
     before = digest(course / "submitted")
     # serial nbgrader on a subset runs alongside the grading command
-    with subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create",
-                           f"--Execute.timeout={TIMEOUT_S}"], cwd=serial, env=course_env(),
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as reference:
+    with subprocess.Popen(
+        [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create", f"--Execute.timeout={TIMEOUT_S}"],
+        cwd=serial,
+        env=course_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as reference:
         auto = grading(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", str(TIMEOUT_S))
         _, reference_log = reference.communicate(timeout=300)
     assert reference.returncode == 0, reference_log[-3000:]
@@ -124,9 +145,18 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # an interrupted run leaves notebooks without an autograded version: a re-run grades just those
     (course / "autograded" / "slip_a" / ASSIGNMENT / f"{Q2}.ipynb").unlink()
     rerun = grading(course, "autograde", ASSIGNMENT, "--workers", "1", "--timeout", str(TIMEOUT_S))
-    return {"course": course, "auto": auto, "rerun": rerun, "report": report.result(), "feedback": feedback.result(),
-            "before": before, "after": digest(course / "submitted"), "scores": graded, "serial": scores(serial),
-            "serial_course": serial}
+    return {
+        "course": course,
+        "auto": auto,
+        "rerun": rerun,
+        "report": report.result(),
+        "feedback": feedback.result(),
+        "before": before,
+        "after": digest(course / "submitted"),
+        "scores": graded,
+        "serial": scores(serial),
+        "serial_course": serial,
+    }
 
 
 def log(run: dict) -> str:
@@ -141,16 +171,26 @@ def test_scores_equal_serial_nbgrader_cell_by_cell(run: dict) -> None:
 def _visible(path: Path) -> list[tuple[object, ...]]:
     """A notebook's cells as a reader sees them: sources, and outputs without images or timing metadata."""
     nb = json.loads(path.read_text(encoding="utf-8"))
-    return [(cell["cell_type"], cell["source"],
-             [(o["output_type"], o.get("ename"), o.get("evalue"), o.get("text"), o.get("data", {}).get("text/plain"))
-              for o in cell.get("outputs", [])]) for cell in nb["cells"]]
+    return [
+        (
+            cell["cell_type"],
+            cell["source"],
+            [
+                (o["output_type"], o.get("ename"), o.get("evalue"), o.get("text"), o.get("data", {}).get("text/plain"))
+                for o in cell.get("outputs", [])
+            ],
+        )
+        for cell in nb["cells"]
+    ]
 
 
 def test_autograded_notebooks_equal_serial_nbgrader(run: dict) -> None:
     for student in ["slip_a", "edge"]:
         for notebook in NOTEBOOKS:
-            ours, theirs = (course / "autograded" / student / ASSIGNMENT / f"{notebook}.ipynb"
-                            for course in (run["course"], run["serial_course"]))
+            ours, theirs = (
+                course / "autograded" / student / ASSIGNMENT / f"{notebook}.ipynb"
+                for course in (run["course"], run["serial_course"])
+            )
             assert _visible(ours) == _visible(theirs), (student, notebook)
 
 
@@ -214,8 +254,11 @@ def test_report_counts_match_the_class(run: dict) -> None:
             assert sum(counts.values()) == 3, (notebook, part, counts)
             assert counts.get("not graded", 0) == (1 if notebook == Q4 else 0)
     with (out / "problems.csv").open(newline="") as fh:
-        assert {(r["student"], r["notebook"]) for r in csv.DictReader(fh)} == {("slip_b", Q4), ("edge", Q3),
-                                                                                ("edge", Q5)}
+        assert {(r["student"], r["notebook"]) for r in csv.DictReader(fh)} == {
+            ("slip_b", Q4),
+            ("edge", Q3),
+            ("edge", Q5),
+        }
     image = (out / "report.png").read_bytes()
     assert image.startswith(b"\x89PNG") and len(image) > 20_000
 

@@ -34,10 +34,30 @@ def cluster(tmp_path: Path) -> Iterator[dict]:
     address = f"tcp://127.0.0.1:{free_port()}"
     env = {k: v for k, v in course_env().items() if k != "PYTHONPATH"}
     common = {"cwd": tmp_path, "env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    procs = [subprocess.Popen([DASK, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
-                               "--no-dashboard"], **common)]
-    procs += [subprocess.Popen([DASK, "worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
-                                "--no-dashboard", "--name", name], **common) for name in ("w1", "w2")]
+    procs = [
+        subprocess.Popen(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], "--no-dashboard"], **common
+        )
+    ]
+    procs += [
+        subprocess.Popen(
+            [
+                DASK,
+                "worker",
+                address,
+                "--host",
+                "127.0.0.1",
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--no-dashboard",
+                "--name",
+                name,
+            ],
+            **common,
+        )
+        for name in ("w1", "w2")
+    ]
     try:
         with Client(address, timeout="30s") as client:
             client.wait_for_workers(2, timeout=60)
@@ -63,9 +83,14 @@ def test_a_killed_worker_costs_nothing(cluster: dict, tmp_path: Path) -> None:
     env = course_env()
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     only = "--notebook=q[12]_*"  # two notebooks are enough; nbgrader's own option passes through
-    with subprocess.Popen([sys.executable, "-m", "grading", "autograde", ASSIGNMENT, only, "--scheduler",
-                           cluster["address"]], cwd=course, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True) as run:
+    with subprocess.Popen(
+        [sys.executable, "-m", "grading", "autograde", ASSIGNMENT, only, "--scheduler", cluster["address"]],
+        cwd=course,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as run:
         client: Client = cluster["client"]
         deadline = time.monotonic() + 60
         victim = None

@@ -23,8 +23,9 @@ from grading.progress import Progress
 from grading.report import ClassResults, misconception_rows, score_rows
 
 
-@pytest.mark.parametrize("module", [grading.execute, grading.problems, grading.progress, grading.report,
-                                    grading.sample])
+@pytest.mark.parametrize(
+    "module", [grading.execute, grading.problems, grading.progress, grading.report, grading.sample]
+)
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
     assert result.failed == 0
@@ -79,8 +80,10 @@ def _results() -> ClassResults:
     results.scores = defaultdict(dict, {("q1_x", "q1_a_test"): {"ada": 2.0, "bob": 0.0, "cy": None}})
     results.graded = defaultdict(set, {"q1_x": {"ada", "bob"}})
     results.hits = defaultdict(set, {"q1.two-bytes": {"bob"}, "q9.unknown": {"ada", "bob"}})
-    results.catalogue = {"q1.two-bytes": {"id": "q1.two-bytes", "question": "1", "part": "a", "en": "int8 is 1 byte"},
-                         "q1.never": {"id": "q1.never", "question": "1", "part": "b", "en": "never seen"}}
+    results.catalogue = {
+        "q1.two-bytes": {"id": "q1.two-bytes", "question": "1", "part": "a", "en": "int8 is 1 byte"},
+        "q1.never": {"id": "q1.never", "question": "1", "part": "b", "en": "never seen"},
+    }
     return results
 
 
