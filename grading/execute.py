@@ -101,7 +101,8 @@ def watched(cls: type) -> type:
     """
     sync = run_sync  # a local name: the class body then finds it when this code travels by value
 
-    class Watched(cls):  # type: ignore[misc]
+    class Watched(cls):
+        extra_arguments: list[str]
         grading_timeouts: list[str]
         grading_kernel_died: bool
         grading_env: dict[str, str]
