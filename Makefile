@@ -23,7 +23,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
-	$(UV) pip install --quiet --python $(PY) --require-hashes -r requirements.txt
+	$(UV) pip install --quiet --compile-bytecode --python $(PY) --require-hashes -r requirements.txt
 	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
 
@@ -42,8 +42,11 @@ book: setup $(MATHJAX) $(LIB_STAMP)
 browser:
 	@bash tools/install-browser.sh
 
+# Two processes (pytest-xdist) share the suite; the browser test runs on its own afterwards,
+# so that page loads are never starved by the grading tests' kernels.
 test: book browser
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile --ignore=tests/test_browser_book.py
+	$(PY) -m pytest tests/test_browser_book.py
 
 # Re-pin requirements.txt (with hashes) after editing requirements.in.
 lock: setup

@@ -51,6 +51,21 @@ def nbgrader(course: Path, *args: str, timeout: float = 600) -> subprocess.Compl
     )
 
 
+def grading_command(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m grading`` (the course's grading command) in the course root; never raises on a non-zero exit."""
+    env = course_env()
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "grading", *args],
+        cwd=course,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def read(path: Path) -> nbformat.NotebookNode:
     return nbformat.read(path, as_version=4)
 
@@ -162,7 +177,10 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
             ),
         },
         Q3: {"q3_a_answer": "def attainable_flops(B, D, F):\n    return np.full(np.shape(B), BF16_FLOPS_PER_S)"},
-        Q4: {"q4_a_answer": "def arithmetic_intensity(B, D, F):\n    while True:\n        pass"},
+        # never returns (sleeping, so the wait for the time-out costs no CPU)
+        Q4: {
+            "q4_a_answer": "import time\n\n\ndef arithmetic_intensity(B, D, F):\n    while True:\n        time.sleep(0.5)"
+        },
         Q5: {"q5_b_answer": "import os\nos._exit(1)\nhbm_bandwidth = 3.35e12"},
     },
     # Every value a visible check uses, or the book prints, written in as a number: the visible checks
@@ -233,7 +251,10 @@ STUDENTS = ["reference", "blank", "mix_a", "mix_b", "edge", "memorised", "tamper
 
 
 def expected_scores() -> dict[str, dict[str, float]]:
-    """Score per student and notebook: the total minus the parts each mistake breaks (corrupt: not graded)."""
+    """Score per student and notebook: the total minus the parts each mistake breaks.
+
+    "corrupt" hands in a Q1 that is not JSON: that notebook is not graded (0) and the other four are, in full.
+    """
     total = totals()
     return {
         "reference": dict(total),
@@ -252,6 +273,7 @@ def expected_scores() -> dict[str, dict[str, float]]:
         # attainable_flops and so passes for any plot of it: 2.
         "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0},
         "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1},
+        "corrupt": {**total, Q1: 0},
     }
 
 
@@ -300,3 +322,70 @@ def build_class(course: Path, students: list[str] | None = None) -> list[str]:
             (folder / "feedback.py").write_text(TAMPERED_FEEDBACK_PY, encoding="utf-8")
             (folder / "feedback.csv").write_text("id,question,part,en\n", encoding="utf-8")
     return students
+
+
+def run_in_process(nb: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
+    """Run a notebook's code cells in this process, one namespace, from `folder`; record errors as outputs.
+
+    Like a kernel with ``allow_errors``: a failing cell gets an ``error`` output and the next cell still runs.
+    Printed text becomes a ``stream`` output. Used where many notebooks are run with answers we wrote, so
+    that no kernel has to start for each; student submissions are always run in a kernel by the grader.
+    """
+    import contextlib
+    import io
+    import os
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    cwd, path = Path.cwd(), list(sys.path)
+    os.chdir(folder)
+    sys.path.insert(0, str(folder))
+    sys.modules.pop("feedback", None)  # the copy beside this notebook, not one imported earlier
+    try:
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            out = io.StringIO()
+            cell.outputs = []
+            try:
+                with contextlib.redirect_stdout(out), warnings.catch_warnings():
+                    warnings.simplefilter("default")
+                    exec(compile(cell.source, f"<cell {grade_id(cell) or '?'}>", "exec"), namespace)  # noqa: S102
+            except Exception as err:  # noqa: BLE001 (recorded as the cell's error, as a kernel would)
+                cell.outputs.append(
+                    nbformat.v4.new_output("error", ename=type(err).__name__, evalue=str(err), traceback=[])
+                )
+            if out.getvalue():
+                cell.outputs.insert(0, nbformat.v4.new_output("stream", name="stdout", text=out.getvalue()))
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path
+        sys.modules.pop("feedback", None)
+        plt.close("all")
+    return nb
+
+
+def generated_course(dest: Path) -> Path:
+    """A copy of the course in dest with the assignment generated (the gradebook knows its cells)."""
+    course = copy_course(dest)
+    gen = nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    assert gen.returncode == 0, gen.stdout + gen.stderr
+    return course
+
+
+def gradebook_scores(course: Path) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """student -> notebook -> grade cell -> [score, max score], from the course's gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {
+            sub.student_id: {nb.name: {g.name: [g.score, g.max_score] for g in nb.grades} for nb in sub.notebooks}
+            for sub in gb.assignment_submissions(ASSIGNMENT)
+        }
+
+
+def full_marks(cells: dict[str, list[float]]) -> bool:
+    """Every grade cell of a notebook at its maximum (as gradebook_scores gives them)."""
+    return all(score == top and top > 0 for score, top in cells.values())

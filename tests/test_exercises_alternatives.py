@@ -11,8 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_support import ASSIGNMENT, ROOT, SHIPPED_FILES, grade_id
-from nbconvert.preprocessors import ExecutePreprocessor
+from grading_support import ASSIGNMENT, ROOT, SHIPPED_FILES, grade_id, run_in_process
 
 Answers = dict[str, str]
 
@@ -27,7 +26,7 @@ def _failures(notebook: str, answers: Answers, tmp_path: Path) -> dict[str, str]
             cell.source = "\n".join(keep + [answers[gid]])
     for shipped in SHIPPED_FILES:  # feedback.py and its catalogue sit beside the notebook
         shutil.copy2(ROOT / "solutions" / ASSIGNMENT / shipped, tmp_path / shipped)
-    ExecutePreprocessor(timeout=60, allow_errors=True).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    run_in_process(nb, tmp_path)
     failed = {}
     for cell in nb.cells:
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 from distributed import Client
-from grading_support import ASSIGNMENT, NOTEBOOKS, course_env
-from test_grading_command import full_marks, generated_course, grading, scores
+from grading_support import ASSIGNMENT, NOTEBOOKS, course_env, full_marks, generated_course
+from grading_support import gradebook_scores as scores
+from grading_support import grading_command as grading
 
 Q2 = NOTEBOOKS[1]
 DASK = str(Path(sys.executable).parent / "dask")

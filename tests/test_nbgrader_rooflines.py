@@ -1,8 +1,10 @@
 """End to end: the instructor workflow on the `rooflines` assignment, in a temporary copy of the course.
 
 generate_assignment -> a class of submissions built from the release notebooks (grading_support.build_class)
--> autograde -> generate_feedback -> export, then exact scores (grading_support.expected_scores, from the
-points in the grade-cell metadata).
+-> the course's grading command (``python -m grading autograde``, two notebooks at a time) -> its class report
+-> nbgrader's generate_feedback and export, then exact scores (grading_support.expected_scores, from the points
+in the grade-cell metadata). Serial ``nbgrader autograde`` grades two of the students too, and the two
+results are compared cell by cell.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import html
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +30,7 @@ from grading_support import (
     copy_course,
     course_env,
     expected_scores,
+    grading_command,
     nbgrader,
     read,
     rubric,
@@ -39,6 +43,8 @@ Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
 RUBRIC = {name: rubric(name) for name in NOTEBOOKS}
 TOTAL = totals()  # 10, 8, 7, 5, 5
 EXPECTED = expected_scores()
+# Every (student, notebook) that has an autograded version: all but the corrupt file.
+GRADED = [(student, name) for student in EXPECTED for name in NOTEBOOKS if (student, name) != ("corrupt", Q1)]
 
 # The message (its catalogue id) a failing check must show, by student and notebook.
 MESSAGES = {
@@ -48,7 +54,8 @@ MESSAGES = {
     ("mix_b", Q1): "q1.g.swapped",
     ("mix_b", Q2): "q2.activations-one-byte",
     ("mix_b", Q5): "q5.other-variant",
-    ("tamper", Q1): "q1.int8-two-bytes",
+    ("tamper", Q1): "q1.int8-two-bytes",  # tamper hands in mix_a's answers
+    ("tamper", Q2): "q2.forgot-write-back",
     ("tamper", Q5): "q5.a.sparse-peak",
 }
 # The hidden checks that catch memorised numbers, by notebook.
@@ -83,6 +90,10 @@ with Gradebook(sys.argv[1]) as gb:
 print(json.dumps(out))
 """
 
+# Graded by plain serial `nbgrader autograde` too: misconceptions, a time-out, a kernel death, a deleted and
+# an edited test cell between them.
+SERIAL_STUDENTS = ["mix_a", "edge"]
+
 # Imports are warmed first, so a cell that takes this long is the endless loop, not a slow first import.
 CELL_TIMEOUT_S = 6
 
@@ -100,18 +111,8 @@ def _text(path: Path) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    course = copy_course(tmp_path_factory.mktemp("course"))
-    gen = nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-    assert gen.returncode == 0, gen.stdout + gen.stderr
-    build_class(course)
-    before = _digest(course / "submitted")
-    # warm matplotlib's font cache and the bytecode caches so the per-cell timeout only ever catches the endless loop
-    subprocess.run([sys.executable, "-c", "import matplotlib.pyplot, numpy, ipykernel"], env=course_env(), check=True)
-    auto = nbgrader(course, "autograde", ASSIGNMENT, "--create", f"--Execute.timeout={CELL_TIMEOUT_S}")
-    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
-    export = nbgrader(course, "export", "--to", str(course / "grades.csv"))
+def _dump(course: Path) -> dict:
+    """student -> notebook -> {"score", "cells": {grade cell: score}}, read from the course's gradebook."""
     dump = subprocess.run(
         [sys.executable, "-c", GRADEBOOK_DUMP, f"sqlite:///{course / 'gradebook.db'}", ASSIGNMENT],
         env=course_env(),
@@ -119,14 +120,55 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
         text=True,
         check=True,
     )
+    return json.loads(dump.stdout)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    course = copy_course(tmp_path_factory.mktemp("course"))
+    gen = nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    assert gen.returncode == 0, gen.stdout + gen.stderr
+    build_class(course)
+    # serial nbgrader grades a copy holding two of the students, for a cell-by-cell comparison
+    serial = tmp_path_factory.mktemp("serial") / "course"
+    shutil.copytree(course, serial)
+    for folder in (serial / "submitted").iterdir():
+        if folder.name not in SERIAL_STUDENTS:
+            shutil.rmtree(folder)
+    before = _digest(course / "submitted")
+    # warm matplotlib's font cache and the bytecode caches so the per-cell timeout only ever catches the endless loop
+    subprocess.run([sys.executable, "-c", "import matplotlib.pyplot, numpy, ipykernel"], env=course_env(), check=True)
+    with subprocess.Popen(
+        [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create", f"--Execute.timeout={CELL_TIMEOUT_S}"],
+        cwd=serial,
+        env=course_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as reference:
+        auto = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", str(CELL_TIMEOUT_S))
+        _, serial_log = reference.communicate(timeout=600)
+    assert reference.returncode == 0, serial_log[-3000:]
+    report = grading_command(course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
+    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
+    export = nbgrader(course, "export", "--to", str(course / "grades.csv"))
+    scores = _dump(course)
+    # an interrupted run leaves notebooks without an autograded version: a re-run grades just those
+    (course / "autograded" / "mix_a" / ASSIGNMENT / f"{Q2}.ipynb").unlink()
+    rerun = grading_command(course, "autograde", ASSIGNMENT, "--workers", "1", "--timeout", str(CELL_TIMEOUT_S))
     return {
         "course": course,
         "auto": auto,
+        "report": report,
         "feedback": feedback,
         "export": export,
+        "rerun": rerun,
         "before": before,
         "after": _digest(course / "submitted"),
-        "scores": json.loads(dump.stdout),
+        "scores": scores,
+        "scores_after_rerun": _dump(course),
+        "serial_course": serial,
+        "serial": _dump(serial),
     }
 
 
@@ -145,16 +187,38 @@ def test_export_totals(graded: dict) -> None:
         assert float(rows[student]["max_score"]) == pytest.approx(sum(TOTAL.values()))
 
 
-def test_corrupt_submission_is_reported_and_the_others_are_graded(graded: dict) -> None:
-    auto = graded["auto"]
-    log = auto.stdout + auto.stderr
-    assert auto.returncode != 0
-    assert "There was an error processing assignment 'rooflines' for student 'corrupt'" in log
-    assert "not valid JSON" in log or "does not appear to be JSON" in log or "JSONDecodeError" in log
-    assert not (graded["course"] / "autograded" / "corrupt" / ASSIGNMENT).exists()
+def test_a_corrupt_notebook_costs_only_itself(graded: dict) -> None:
+    auto, course = graded["auto"], graded["course"]
+    assert auto.returncode == 1, auto.stdout[-3000:] + auto.stderr[-3000:]
+    listed = [line.strip() for line in auto.stdout.splitlines() if line.strip().startswith("corrupt / ")]
+    assert len(listed) == 1 and listed[0].startswith(f"corrupt / {Q1}:") and "JSON" in listed[0], auto.stdout
+    assert not (course / "autograded" / "corrupt" / ASSIGNMENT / f"{Q1}.ipynb").exists()
     for student in EXPECTED:
         for name in NOTEBOOKS:
-            assert (graded["course"] / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").is_file()
+            if (student, name) != ("corrupt", Q1):
+                assert (course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").is_file(), (student, name)
+    # graded in full: the same cells and scores as the reference answers
+    for name in [Q2, Q3, Q4, Q5]:
+        assert graded["scores"]["corrupt"][name]["cells"] == graded["scores"]["reference"][name]["cells"], name
+
+
+def test_the_class_report_counts_the_misconceptions_the_class_has(graded: dict) -> None:
+    report = graded["report"]
+    assert report.returncode == 0, report.stdout + report.stderr
+    with (graded["course"] / "class-report" / "misconceptions.csv").open(newline="") as fh:
+        rows = {row["id"]: row for row in csv.DictReader(fh)}
+    graded_per_notebook = {name: sum((s, name) != ("corrupt", Q1) for s in EXPECTED) for name in NOTEBOOKS}
+    notebook_of = {f"q{i + 1}": name for i, name in enumerate(NOTEBOOKS)}
+    for msg_id in set(MESSAGES.values()):
+        students = {s for (s, _), m in MESSAGES.items() if m == msg_id}
+        notebook = notebook_of[msg_id.split(".")[0]]
+        assert (int(rows[msg_id]["students"]), int(rows[msg_id]["of"])) == (
+            len(students),
+            graded_per_notebook[notebook],
+        ), (msg_id, rows[msg_id])
+    with (graded["course"] / "class-report" / "problems.csv").open(newline="") as fh:
+        problems = {(r["student"], r["notebook"]) for r in csv.DictReader(fh)}
+    assert problems == {("corrupt", Q1), ("edge", Q4), ("edge", Q5)}
 
 
 def test_submissions_are_left_untouched(graded: dict) -> None:
@@ -174,12 +238,11 @@ def test_misconceptions_are_named_in_the_feedback(graded: dict) -> None:
 def test_every_failed_check_names_its_catalogue_id(graded: dict) -> None:
     """A check that fails on an assertion says which catalogue message it is: its evalue starts with [id]."""
     course = graded["course"]
-    for student in EXPECTED:
-        for name in NOTEBOOKS:
-            for cell in read(course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").cells:
-                for out in cell.get("outputs", []):
-                    if out.output_type == "error" and out.ename == "AssertionError" and "restored" not in out.evalue:
-                        assert re.match(r"\[q\d\.[a-z0-9.-]+\] \S", out.evalue), (student, name, out.evalue)
+    for student, name in GRADED:
+        for cell in read(course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").cells:
+            for out in cell.get("outputs", []):
+                if out.output_type == "error" and out.ename == "AssertionError" and "restored" not in out.evalue:
+                    assert re.match(r"\[q\d\.[a-z0-9.-]+\] \S", out.evalue), (student, name, out.evalue)
 
 
 def test_memorised_numbers_lose_the_hidden_points(graded: dict) -> None:
@@ -217,10 +280,9 @@ def test_hidden_tests_run_but_stay_out_of_the_feedback(graded: dict) -> None:
     # hard-coded answers get through the visible check and fail on a hidden shape
     errors = [o for o in cell_by_id(auto_q1, "q1_a_test").outputs if o.output_type == "error"]
     assert [e.ename for e in errors] == ["KeyError"]
-    for student in EXPECTED:
-        for name in NOTEBOOKS:
-            page = (course / "feedback" / student / ASSIGNMENT / f"{name}.html").read_text(encoding="utf-8")
-            assert "BEGIN HIDDEN TESTS" not in page and "hidden_shapes" not in page, (student, name)
+    for student, name in GRADED:
+        page = (course / "feedback" / student / ASSIGNMENT / f"{name}.html").read_text(encoding="utf-8")
+        assert "BEGIN HIDDEN TESTS" not in page and "hidden_shapes" not in page, (student, name)
 
 
 def test_edge_cases_score_zero_only_where_they_happen(graded: dict) -> None:
@@ -239,4 +301,100 @@ def test_edge_cases_score_zero_only_where_they_happen(graded: dict) -> None:
     assert cells[Q4] == {"q4_a_test": 0, "q4_b_test": 1, "q4_c_test": 1}
     # os._exit: the notebook stops there, its remaining tests score 0
     assert cells[Q5] == {"q5_a_test": 2, "q5_b_test": 0, "q5_c_test": 0}
-    assert "The kernel died" in graded["auto"].stdout + graded["auto"].stderr
+    assert f"edge / {Q5}:" in graded["auto"].stdout and "kernel died" in graded["auto"].stdout
+
+
+def test_exercises_are_generated_from_solutions(graded: dict) -> None:
+    """The release the fixture generated in its copy of the course must equal the committed exercises/."""
+    course = graded["course"]
+    committed = sorted(p.name for p in (ROOT / "exercises" / ASSIGNMENT).glob("*.ipynb"))
+    assert committed == sorted(f"{n}.ipynb" for n in NOTEBOOKS)
+    for name in NOTEBOOKS:
+        fresh = _comparable(course / "exercises" / ASSIGNMENT / f"{name}.ipynb")
+        assert fresh == _comparable(ROOT / "exercises" / ASSIGNMENT / f"{name}.ipynb"), (
+            f"exercises/{ASSIGNMENT}/{name}.ipynb is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`"
+        )
+    for name in SHIPPED_FILES:  # the message catalogue travels with the notebooks
+        fresh = (course / "exercises" / ASSIGNMENT / name).read_bytes()
+        assert fresh == (ROOT / "exercises" / ASSIGNMENT / name).read_bytes(), (
+            f"exercises/{ASSIGNMENT}/{name} is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`"
+        )
+
+
+def _comparable(path: Path) -> list[tuple]:
+    nb = read(path)
+    return [(c.cell_type, c.get("id"), c.source, c.metadata.get("nbgrader"), c.get("outputs", [])) for c in nb.cells]
+
+
+def test_scores_equal_serial_nbgrader_cell_by_cell(graded: dict) -> None:
+    for student in SERIAL_STUDENTS:
+        assert graded["scores"][student] == graded["serial"][student], student
+
+
+def _visible(path: Path) -> list[tuple[object, ...]]:
+    """A notebook's cells as a reader sees them: sources, and outputs without images or timing metadata."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        (
+            cell["cell_type"],
+            cell["source"],
+            [
+                (o["output_type"], o.get("ename"), o.get("evalue"), o.get("text"), o.get("data", {}).get("text/plain"))
+                for o in cell.get("outputs", [])
+            ],
+        )
+        for cell in nb["cells"]
+    ]
+
+
+def test_autograded_notebooks_equal_serial_nbgrader(graded: dict) -> None:
+    for student in SERIAL_STUDENTS:
+        for name in NOTEBOOKS:
+            ours, theirs = (
+                c / "autograded" / student / ASSIGNMENT / f"{name}.ipynb"
+                for c in (graded["course"], graded["serial_course"])
+            )
+            assert _visible(ours) == _visible(theirs), (student, name)
+
+
+PROBLEMS = {("corrupt", Q1), ("edge", Q4), ("edge", Q5)}
+
+
+def test_each_problem_is_listed_with_its_reason_and_the_exit_code_says_so(graded: dict) -> None:
+    auto, course = graded["auto"], graded["course"]
+    assert auto.returncode == 1, auto.stdout[-3000:] + auto.stderr[-3000:]
+    listed = json.loads((course / "autograded" / f"grading-{ASSIGNMENT}.json").read_text())["problems"]
+    found = {(p["student"], p["notebook"]): p for p in listed}
+    assert set(found) == PROBLEMS
+    assert not found[("corrupt", Q1)]["graded"] and "JSON" in found[("corrupt", Q1)]["reason"]
+    assert found[("edge", Q4)]["graded"] and f"after {CELL_TIMEOUT_S}" in found[("edge", Q4)]["reason"]
+    assert found[("edge", Q5)]["graded"] and "kernel died" in found[("edge", Q5)]["reason"]
+    for student, name in found:
+        assert any(line.strip().startswith(f"{student} / {name}:") for line in auto.stdout.splitlines()), auto.stdout
+
+
+def test_progress_is_logged_line_by_line_when_not_on_a_terminal(graded: dict) -> None:
+    total = len(EXPECTED) * len(NOTEBOOKS)
+    assert f"[{total}/{total}] " in graded["auto"].stderr
+    assert "\r" not in graded["auto"].stderr
+
+
+def test_the_report_shows_every_part_and_draws_it(graded: dict) -> None:
+    out = graded["course"] / "class-report"
+    with (out / "scores.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for name, cells in graded["scores"]["reference"].items():
+        for part in cells["cells"]:
+            counts = {r["score"]: int(r["students"]) for r in rows if (r["question"], r["part"]) == (name, part)}
+            assert sum(counts.values()) == len(EXPECTED), (name, part, counts)
+            assert counts.get("not graded", 0) == (1 if name == Q1 else 0), (name, part, counts)
+    image = (out / "report.png").read_bytes()
+    assert image.startswith(b"\x89PNG") and len(image) > 20_000
+
+
+def test_a_rerun_grades_only_what_is_missing(graded: dict) -> None:
+    rerun, total = graded["rerun"], len(EXPECTED) * len(NOTEBOOKS)
+    # mix_a's deleted Q2, and the corrupt Q1 again (still not a notebook); every other notebook is kept
+    assert f"Graded 1 notebooks; {total - 2} already graded were kept." in rerun.stdout, rerun.stdout + rerun.stderr
+    assert rerun.returncode == 1 and "[2/2] " in rerun.stderr
+    assert graded["scores_after_rerun"] == graded["scores"]
