@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import html
 import json
 import re
 import shutil
@@ -20,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from grading_support import (
     ASSIGNMENT,
     NOTEBOOKS,
@@ -107,8 +107,8 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 def _text(path: Path) -> str:
-    """Visible text of a feedback page: tags dropped, entities decoded."""
-    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+    """Visible text of a feedback page."""
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").get_text()
 
 
 def _dump(course: Path) -> dict:

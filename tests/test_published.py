@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import doctest
-import html
 import importlib.util
 import json
 import math
@@ -20,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 import rooflinelib as rl
 from rooflinelib import published
@@ -304,8 +304,10 @@ def _page() -> str:
     path = Path(os.environ.get("ROOFLINE_BOOK_HTML", ROOT / "_build" / "html")) / "book" / "measure-your-machine.html"
     if not path.is_file():
         pytest.fail(f"{path} is missing; run `make book` first (or set ROOFLINE_BOOK_HTML to a build's html folder)")
-    raw = re.sub(r"<(script|style)\b.*?</\1>", " ", path.read_text(encoding="utf-8"), flags=re.DOTALL)
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", raw)))
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    for tag in soup(["script", "style"]):
+        tag.decompose()
+    return re.sub(r"\s+", " ", soup.get_text(" "))
 
 
 def _sweep(rows, D):
