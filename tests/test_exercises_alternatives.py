@@ -99,6 +99,19 @@ for size in (4096, 1024):
     assert "scaled by a factor 1e+12" in failed["q3_c_test"]
 
 
+def test_curve_in_a_named_unit_passes(tmp_path: Path) -> None:
+    plot = """
+for size in (4096, 1024):
+    ax.plot(batch_sizes, attainable_flops(batch_sizes, size, size) / 1e12, label=f"D = F = {size}")
+ax.set(xlabel="batch size", ylabel="attainable TFLOP/s")
+ax.legend()
+"""
+    assert _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path) == {}
+    wrong_prefix = plot.replace("TFLOP/s", "GFLOP/s")
+    failed = _failures("q3_roofline_plot", {"q3_c_answer": wrong_prefix}, tmp_path)
+    assert failed["q3_c_test"].startswith("AssertionError: [q3.c.scaled]")
+
+
 @pytest.mark.parametrize(
     "plot, msg_id",
     [
