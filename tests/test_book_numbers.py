@@ -16,6 +16,7 @@ named by the environment variable ``ROOFLINE_BOOK_HTML``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -45,7 +46,8 @@ def article(page: str) -> BeautifulSoup:
     return soup.find("article") or soup
 
 
-def glued(page: str) -> list[tuple[str, str]]:
+@functools.cache  # each page is parsed once per run, not once per parametrized test
+def glued(page: str) -> tuple[tuple[str, str], ...]:
     """``(key, rendered text)`` for every ``{glue:text}`` role of a page, in document order."""
     keys = _ROLE.findall((BOOK / f"{page}.md").read_text(encoding="utf-8"))
     spans = article(page).select("span.pasted-text")
@@ -53,17 +55,18 @@ def glued(page: str) -> list[tuple[str, str]]:
         f"{page}: {len(keys)} glue roles in the source but {len(spans)} "
         "pasted values in the HTML; is the build up to date?"
     )
-    return [(k, " ".join(s.get_text().split())) for k, s in zip(keys, spans)]
+    return tuple((k, " ".join(s.get_text().split())) for k, s in zip(keys, spans))
 
 
-def prose_blocks(page: str) -> list[str]:
+@functools.cache
+def prose_blocks(page: str) -> tuple[str, ...]:
     """Text of each paragraph, list item and admonition title of a page, outside code cells and math."""
     art = article(page)
     for tag in art.select("div.cell, pre, script, style"):
         tag.decompose()
     for tag in art.select(".math"):
         tag.replace_with(" ".join(tag.get_text().replace("\\(", "").replace("\\)", "").split()))
-    return [" ".join(t.get_text().split()) for t in art.select("p, li, .admonition-title")]
+    return tuple(" ".join(t.get_text().split()) for t in art.select("p, li, .admonition-title"))
 
 
 # Each glued value, as it must render wherever the page shows it.
@@ -297,6 +300,7 @@ NEVER_SAID = {
 }
 
 
+@functools.cache
 def _page_text(page: str) -> str:
     art = article(page)
     for tag in art.select(".cell_input, script, style"):
