@@ -71,6 +71,7 @@ def cluster(tmp_path: Path) -> Iterator[dict]:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait(timeout=10)  # reap it, so no process outlives the test
 
 
 def test_a_killed_worker_costs_nothing(cluster: dict, tmp_path: Path) -> None:
