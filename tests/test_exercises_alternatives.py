@@ -154,6 +154,30 @@ def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path
 @pytest.mark.parametrize(
     "notebook, answers, test, msg_id",
     [
+        # a later part right on a wrong earlier part points back at that part, not at its own formula
+        (
+            "q1_int8_matmul",
+            {
+                "q1_f_answer": (
+                    "def t_math(B, D, F):\n    return total_ops(B, D, F) / 1.97e14\n\n\n"
+                    "def t_comms(B, D, F):\n    return (bytes_loaded(B, D, F) + bytes_written(B, D, F)) / HBM_BYTES_PER_S"
+                )
+            },
+            "q1_g_test",
+            "q1.g.follows-part-f",
+        ),
+        (
+            "q1_int8_matmul",
+            {"q1_c_answer": "def total_ops(B, D, F):\n    return 3 * B * D * F"},
+            "q1_d_test",
+            "q1.d.follows-earlier-parts",
+        ),
+        (
+            "q5_h100",
+            {"q5_b_answer": "def hbm_bandwidth(sheet):\n    return 3.35"},
+            "q5_c_test",
+            "q5.c.follows-parts-a-b",
+        ),
         # the exact count (D - 1 adds) is named as a different convention, not as a plain error
         (
             "q1_int8_matmul",
