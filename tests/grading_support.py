@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -331,12 +334,7 @@ def run_in_process(nb: nbformat.NotebookNode, folder: Path) -> nbformat.Notebook
     Printed text becomes a ``stream`` output. Used where many notebooks are run with answers we wrote, so
     that no kernel has to start for each; student submissions are always run in a kernel by the grader.
     """
-    import contextlib
-    import io
-    import os
-    import warnings
-
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # here, so that importing this module stays light
 
     namespace: dict[str, object] = {"__name__": "__main__"}
     cwd, path = Path.cwd(), list(sys.path)

@@ -22,11 +22,6 @@ from grading_support import (
 )
 
 
-def _comparable(path: Path) -> list[tuple]:
-    nb = read(path)
-    return [(c.cell_type, c.get("id"), c.source, c.metadata.get("nbgrader"), c.get("outputs", [])) for c in nb.cells]
-
-
 def test_intro_tables_match_the_grade_cells() -> None:
     """The grade cells' points are the one source; each introduction's table and total must agree with them."""
     for name in NOTEBOOKS:
