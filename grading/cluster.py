@@ -39,8 +39,9 @@ def default_workers() -> int:
 def connect(scheduler: str | None, workers: int) -> Iterator[Client]:
     """A client of the scheduler at ``scheduler``, or of a cluster in this process running ``workers`` tasks at once.
 
-    The local cluster runs tasks in threads: each task's work happens in its own kernel
-    process, so threads are enough, and they start at once and share this process's imports.
+    The local cluster runs each task in a worker process of its own (one task at a time per
+    worker): notebook execution drives an event loop, and threads sharing one process could
+    leave a task waiting forever after another task's kernel died.
     """
     if scheduler:
         with Client(scheduler, timeout="30s") as client:
@@ -48,7 +49,7 @@ def connect(scheduler: str | None, workers: int) -> Iterator[Client]:
         return
     with (
         LocalCluster(
-            n_workers=1, threads_per_worker=workers, processes=False, dashboard_address=None, silence_logs=logging.ERROR
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
         ) as cluster,
         Client(cluster) as client,
     ):
