@@ -1,0 +1,209 @@
+"""The Korean and Chinese editions: one set of executed chapters, three languages.
+
+Each edition is the same Sphinx project built with another ``language``; the prose comes
+from the gettext catalogs in ``locales/<lang>/LC_MESSAGES/`` (Sphinx's own i18n), and the
+chapters' executed outputs come from the shared jupyter-cache, so no notebook runs twice.
+This extension adds what Sphinx's i18n does not do for a notebook book:
+
+- ``{glue:text}`` and ``{glue:}`` in a translated paragraph paste the page's own glued
+  values (a translated paragraph is parsed on its own, away from the notebook's outputs);
+- a figure is shown in the reader's language: the kernel renders each figure once per
+  edition (``book/localfigures.py``) and keeps the other languages' PNGs in the output's
+  metadata, and this build picks its own, failing on a missing translation or glyph;
+- ``{edition-glossary}`` renders ``book/glossary.csv`` (English, Korean, Chinese, and why
+  each word was chosen, in the page's language);
+- every page links to the same page in the other editions and says so in
+  ``<link rel="alternate" hreflang>``.
+
+Example
+-------
+``python tools/editions.py build ko`` builds ``_build/html/ko/`` with ``language = "ko"``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from myst_nb.core import render as nb_render
+from myst_nb.ext.glue.roles import PasteRoleAny, PasteTextRole
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[2]
+GLOSSARY = ROOT / "book" / "glossary.csv"
+# Every edition, in the order the switcher shows them; English sits at the root of the site.
+EDITIONS = {"en": "English", "ko": "한국어", "zh": "中文"}
+METADATA_KEY = "roofline-course/editions"
+
+
+def edition(app_or_config: Any) -> str:
+    """The edition a build is for: its Sphinx ``language`` (``en`` when unset)."""
+    config = getattr(app_or_config, "config", app_or_config)
+    return (config.language or "en").split("_")[0]
+
+
+# --- glue in translated paragraphs -------------------------------------------------------
+
+
+def _own_page(role: Any) -> None:
+    """Point a glue role at its own page when the paragraph was parsed away from the notebook."""
+    env = getattr(role.document.settings, "env", None)
+    if env is None or "nb_renderer" in role.document or "::" in role.text:
+        return
+    role.text = f"/{env.doc2path(env.docname, False)}::{role.text}"
+
+
+class TranslatedPasteText(PasteTextRole):
+    """``{glue:text}`` that also works inside a translated paragraph."""
+
+    def run(self) -> Any:
+        _own_page(self)
+        return super().run()
+
+
+class TranslatedPasteAny(PasteRoleAny):
+    """``{glue:}`` / ``{glue:any}`` that also works inside a translated paragraph."""
+
+    def run(self) -> Any:
+        _own_page(self)
+        return super().run()
+
+
+# --- figures in the reader's language ------------------------------------------------------
+
+_render_image = nb_render.NbElementRenderer.render_image
+
+
+def _render_localised_image(self: Any, data: Any) -> list[nodes.Element]:
+    """myst-nb's image rendering, with the PNG swapped for this edition's."""
+    lang = edition(self.renderer.sphinx_env.app) if hasattr(self.renderer, "sphinx_env") else "en"
+    meta = (data.output_metadata or {}).get(data.mime_type, {}).get(METADATA_KEY)
+    if lang != "en" and data.mime_type == "image/png":
+        if meta is None:
+            LOGGER.warning(
+                "a figure has no %s rendering; add `localfigures.install()` to the page's setup cell", lang,
+                location=(self.renderer.sphinx_env.docname, data.line),
+            )
+        else:
+            for text in meta.get("missing", {}).get(lang, []):
+                LOGGER.warning(
+                    "figure text %r has no %s translation in locales/%s/LC_MESSAGES/figures.po",
+                    text, lang, lang, location=(self.renderer.sphinx_env.docname, data.line),
+                )
+            for problem in meta.get("glyphs", {}).get(lang, []):
+                LOGGER.warning("figure text in %s: %s", lang, problem, location=(self.renderer.sphinx_env.docname, data.line))
+            if lang in meta.get("png", {}):
+                data = dataclasses.replace(data, content=meta["png"][lang])
+    return _render_image(self, data)
+
+
+# --- the glossary ------------------------------------------------------------------------
+
+
+def glossary_rows() -> list[dict[str, str]]:
+    """The rows of ``book/glossary.csv``, each checked to have every edition's word."""
+    with GLOSSARY.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for number, row in enumerate(rows, start=2):
+        for lang in EDITIONS:
+            if not (row.get(lang) or "").strip():
+                raise ExtensionError(f"{GLOSSARY.name}, line {number}: the {lang!r} term of {row.get('en')!r} is empty")
+    return rows
+
+
+class EditionGlossary(Directive):
+    """A table of every term in the three languages, with why the term was chosen in this edition's."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        lang = edition(self.state.document.settings.env.app)
+        columns = list(EDITIONS) + ([f"why_{lang}"] if lang != "en" else [])
+        headings = list(EDITIONS.values()) + ({"ko": ["선택한 이유"], "zh": ["选词理由"]}.get(lang, []))
+        table = nodes.table(classes=["edition-glossary"])
+        group = nodes.tgroup(cols=len(columns))
+        table += group
+        for _ in columns:
+            group += nodes.colspec(colwidth=1)
+        head, body = nodes.thead(), nodes.tbody()
+        group += head
+        group += body
+        row = nodes.row()
+        for heading in headings:
+            row += nodes.entry("", nodes.paragraph(text=heading))
+        head += row
+        for item in glossary_rows():
+            row = nodes.row()
+            for column in columns:
+                row += nodes.entry("", nodes.paragraph(text=item.get(column, "")))
+            body += row
+        return [table]
+
+
+# --- the language switcher ---------------------------------------------------------------
+
+
+def _links(app: Sphinx, pagename: str) -> dict[str, str]:
+    """Relative links from ``pagename`` in this edition to the same page in every edition."""
+    lang = edition(app)
+    up = "../" * pagename.count("/")
+    to_root = up + ("" if lang == "en" else "../")
+    return {other: f"{to_root}{'' if other == 'en' else other + '/'}{pagename}.html" for other in EDITIONS}
+
+
+def _switcher(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    if app.builder.format != "html" or "body" not in context:
+        return
+    lang = edition(app)
+    links = _links(app, pagename)
+    items = "".join(
+        f'<li><a href="{href}" hreflang="{other}" lang="{other}"'
+        + (' aria-current="page"' if other == lang else "")
+        + f">{EDITIONS[other]}</a></li>"
+        for other, href in links.items()
+    )
+    label = {"en": "Language", "ko": "언어", "zh": "语言"}[lang]
+    context["body"] = f'<nav class="edition-switcher" aria-label="{label}"><ul>{items}</ul></nav>\n' + context["body"]
+    alternates = "".join(
+        f'<link rel="alternate" hreflang="{other}" href="{href}" />\n' for other, href in links.items()
+    )
+    context["metatags"] = context.get("metatags", "") + alternates
+
+
+CSS = """
+.edition-switcher ul { list-style: none; display: flex; gap: 0.8em; justify-content: flex-end; margin: 0 0 0.5em; padding: 0; font-size: 0.9em; }
+.edition-switcher a[aria-current="page"] { font-weight: bold; text-decoration: none; }
+"""
+
+
+def _write_css(app: Sphinx, exception: Exception | None) -> None:
+    if exception is None and app.builder.format == "html":
+        target = Path(app.outdir) / "_static" / "editions.css"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(CSS, encoding="utf-8")
+
+
+def _register_roles(app: Sphinx) -> None:
+    app.add_role_to_domain("glue", "text", TranslatedPasteText(), override=True)
+    app.add_role_to_domain("glue", "", TranslatedPasteAny(), override=True)
+    app.add_role_to_domain("glue", "any", TranslatedPasteAny(), override=True)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
+    app.connect("builder-inited", _register_roles)
+    app.add_directive("edition-glossary", EditionGlossary)
+    app.connect("html-page-context", _switcher)
+    app.connect("build-finished", _write_css)
+    app.add_css_file("editions.css")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+__all__ = ["EDITIONS", "edition", "glossary_rows", "setup"]

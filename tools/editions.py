@@ -1,0 +1,212 @@
+"""Build and maintain the Korean and Chinese editions of the book.
+
+The English book is built by ``jupyter-book build .`` into ``_build/html``. Each other
+edition is the same project built with ``language = <lang>`` into ``_build/html/<lang>``,
+reading its prose from ``locales/<lang>/LC_MESSAGES/book/*.po`` and its executed chapters
+from the English build's jupyter-cache (nothing is executed again).
+
+Usage::
+
+    python tools/editions.py build ko zh      # after the English build (make book does both)
+    python tools/editions.py update-po        # after editing English prose: refresh every .po
+    python tools/editions.py exercises        # write solutions/rooflines-<lang>/ from the .po files
+
+The exercises are translated the same way: one ``.po`` per notebook under
+``locales/<lang>/LC_MESSAGES/exercises/`` (one message per markdown cell, its nbgrader
+``grade_id`` as context) and ``feedback.po`` (one message per catalogue id). Code cells are
+copied unchanged, so every edition defines the same names and runs the same hidden tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import yaml
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po, write_po
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "_build"
+LOCALES = ROOT / "locales"
+LANGUAGES = ("ko", "zh")
+JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+SOURCE = ROOT / "solutions"
+ASSIGNMENT = "rooflines"
+CATALOGUE = SOURCE / ASSIGNMENT / "feedback.csv"
+
+
+def edition_config(language: str, target: Path) -> Path:
+    """Write ``_config.yml`` for one edition: same book, another language, the shared cache."""
+    config: dict[str, Any] = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    sphinx = config.setdefault("sphinx", {})
+    sphinx["local_extensions"] = {name: str(ROOT / path) for name, path in sphinx.get("local_extensions", {}).items()}
+    sphinx.setdefault("config", {}).update({"language": language, "locale_dirs": [str(LOCALES)]})
+    config.setdefault("execute", {})["cache"] = str(BUILD / ".jupyter_cache")
+    if language != "en":
+        config["execute"]["execute_notebooks"] = "cache"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return target
+
+
+def jupyter_book(config: Path, out: Path, *extra: str) -> None:
+    """Run ``jupyter-book build`` on the repository with another configuration file."""
+    command = [str(JUPYTER_BOOK), "build", "-W", "-n", "--keep-going", "--config", str(config),
+               "--path-output", str(out), *extra, str(ROOT)]
+    result = subprocess.run(command, cwd=ROOT, check=False)
+    if result.returncode:
+        sys.exit(f"the {config.stem.removeprefix('_config.')} edition failed to build (see above)")
+
+
+def build(language: str) -> Path:
+    """Build one edition into ``_build/html/<language>`` and return that folder."""
+    work = BUILD / "editions" / language
+    jupyter_book(edition_config(language, work / f"_config.{language}.yml"), work)
+    target = BUILD / "html" / language
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(work / "_build" / "html", target)
+    return target
+
+
+def update_po() -> None:
+    """Extract every translatable message of the English book and merge it into each ``.po``."""
+    work = BUILD / "editions" / "gettext"
+    jupyter_book(edition_config("en", work / "_config.gettext.yml"), work, "--builder", "custom",
+                 "--custom-builder", "gettext")
+    pot = work / "_build" / "gettext"
+    command = [str(Path(sys.executable).with_name("sphinx-intl")), "update", "-p", str(pot), "-d", str(LOCALES),
+               "-w", "0", *[arg for lang in LANGUAGES for arg in ("-l", lang)]]
+    subprocess.run(command, cwd=ROOT, check=True)
+
+
+def _merge(template: Catalog, path: Path, language: str) -> None:
+    """Write ``template`` to ``path``, keeping every translation whose English text is unchanged."""
+    if path.exists():
+        with path.open("rb") as fh:
+            catalog = read_po(fh, locale=language)
+        catalog.update(template, no_fuzzy_matching=True)
+    else:
+        catalog = Catalog(locale=language)
+        for message in template:
+            if message.id:
+                catalog.add(message.id, context=message.context)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        write_po(fh, catalog, width=0, ignore_obsolete=True, omit_header=True)
+
+
+def markdown_cells(notebook: Path) -> list[tuple[str, str]]:
+    """``(grade_id, source)`` of every markdown cell a student reads (not their own answers)."""
+    nb = nbformat.read(notebook, as_version=4)
+    cells = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and not meta.get("solution", False):
+            cells.append((meta.get("grade_id", ""), cell.source))
+    return cells
+
+
+def catalogue_rows() -> list[dict[str, str]]:
+    """The misconception catalogue, one dict per id."""
+    with CATALOGUE.open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def update_exercise_po() -> None:
+    """Refresh ``locales/<lang>/LC_MESSAGES/exercises/*.po`` from the English notebooks and catalogue."""
+    templates: dict[str, Catalog] = {}
+    for notebook in sorted((SOURCE / ASSIGNMENT).glob("*.ipynb")):
+        template = Catalog()
+        for grade_id, text in markdown_cells(notebook):
+            template.add(text, context=grade_id)
+        templates[notebook.stem] = template
+    feedback = Catalog()
+    for row in catalogue_rows():
+        feedback.add(row["en"], context=row["id"])
+    templates["feedback"] = feedback
+    for language in LANGUAGES:
+        for name, template in templates.items():
+            _merge(template, LOCALES / language / "LC_MESSAGES" / "exercises" / f"{name}.po", language)
+
+
+def _translations(language: str, name: str) -> dict[tuple[str, str], str]:
+    path = LOCALES / language / "LC_MESSAGES" / "exercises" / f"{name}.po"
+    with path.open("rb") as fh:
+        catalog = read_po(fh, locale=language)
+    return {(m.context or "", m.id): m.string for m in catalog if m.id and m.string and not m.fuzzy}
+
+
+def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURCE) -> list[str]:
+    """Write each edition's source assignment, and the catalogue's language columns; return what is untranslated."""
+    missing: list[str] = []
+    rows = catalogue_rows()
+    for language in languages:
+        done = _translations(language, "feedback")
+        for row in rows:
+            row[language] = done.get((row["id"], row["en"]), "")
+            if not row[language]:
+                missing.append(f"{language}: feedback {row['id']}")
+    fields = ["id", "question", "part", "en", *LANGUAGES]
+    catalogue = source / ASSIGNMENT / "feedback.csv"
+    with catalogue.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    for language in languages:
+        target = source / f"{ASSIGNMENT}-{language}"
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        for shipped in sorted((source / ASSIGNMENT).iterdir()):
+            if shipped.suffix != ".ipynb" and shipped.is_file():
+                shutil.copy2(shipped, target / shipped.name)
+        (target / "language.txt").write_text(language + "\n", encoding="utf-8")
+        for notebook in sorted((source / ASSIGNMENT).glob("*.ipynb")):
+            done = _translations(language, notebook.stem)
+            nb = nbformat.read(notebook, as_version=4)
+            for cell in nb.cells:
+                meta = cell.metadata.get("nbgrader", {})
+                if cell.cell_type != "markdown" or meta.get("solution", False):
+                    continue
+                key = (meta.get("grade_id", ""), cell.source)
+                if key in done:
+                    cell.source = done[key]
+                else:
+                    missing.append(f"{language}: {notebook.stem} cell {key[0] or '?'}")
+            nb.metadata["language_info"] = nb.metadata.get("language_info", {})
+            nbformat.write(nb, target / notebook.name)
+    return missing
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_build = sub.add_parser("build", help="build editions into _build/html/<lang> (after the English build)")
+    p_build.add_argument("languages", nargs="*", default=list(LANGUAGES), choices=LANGUAGES)
+    sub.add_parser("update-po", help="refresh every .po under locales/ from the English pages and exercises")
+    sub.add_parser("exercises", help="write solutions/rooflines-<lang>/ and feedback.csv's language columns")
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        for language in args.languages:
+            print(f"built {build(language).relative_to(ROOT)}")
+    elif args.command == "update-po":
+        update_po()
+        update_exercise_po()
+    else:
+        missing = write_exercises()
+        for item in missing:
+            print(f"untranslated: {item}")
+        return 1 if missing else 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
