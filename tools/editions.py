@@ -24,6 +24,7 @@ import csv
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +68,14 @@ def jupyter_book(config: Path, out: Path, *extra: str) -> None:
 
 def build(language: str) -> Path:
     """Build one edition into ``_build/html/<language>`` and return that folder."""
-    work = BUILD / "editions" / language
-    jupyter_book(edition_config(language, work / f"_config.{language}.yml"), work)
-    target = BUILD / "html" / language
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(work / "_build" / "html", target)
+    BUILD.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"edition-{language}-", dir=BUILD) as tmp:
+        work = Path(tmp)
+        jupyter_book(edition_config(language, work / f"_config.{language}.yml"), work)
+        target = BUILD / "html" / language
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(work / "_build" / "html", target)
     return target
 
 
