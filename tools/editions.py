@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import shutil
 import subprocess
 import sys
@@ -123,6 +124,26 @@ def catalogue_rows() -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def update_figure_po() -> None:
+    """Refresh ``locales/<lang>/LC_MESSAGES/figures.po`` from the texts on the English build's figures."""
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import figure_strings
+
+    executed = BUILD / "jupyter_execute" / "book"
+    if not any(executed.glob("*.ipynb")):
+        sys.exit("build the English book first (make book): the figure texts are read from its executed chapters")
+    template = Catalog()
+    for notebook in sorted(executed.glob("*.ipynb")):
+        outputs = [o for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"] for o in cell.get("outputs", [])]
+        glued = notebook.with_suffix(".glue.json")
+        if glued.is_file():
+            outputs += list(json.loads(glued.read_text(encoding="utf-8")).values())
+        for text in sorted(figure_strings(outputs)):
+            template.add(text, locations=[(f"book/{notebook.stem}.md", 0)])
+    for language in LANGUAGES:
+        _merge(template, LOCALES / language / "LC_MESSAGES" / "figures.po", language)
+
+
 def update_exercise_po() -> None:
     """Refresh ``locales/<lang>/LC_MESSAGES/exercises/*.po`` from the English notebooks and catalogue."""
     templates: dict[str, Catalog] = {}
@@ -202,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"built {build(language).relative_to(ROOT)}")
     elif args.command == "update-po":
         update_po()
+        update_figure_po()
         update_exercise_po()
     else:
         missing = write_exercises()

@@ -1,0 +1,169 @@
+"""Every figure of a chapter, drawn once and shown in each edition's language.
+
+A chapter's notebook runs once, for all three editions. :func:`install` makes the kernel
+attach to each PNG it displays a Korean and a Chinese rendering of the same figure: every
+text on it (axis labels, legends, titles, region names) is looked up in
+``locales/<lang>/LC_MESSAGES/figures.po`` and drawn with a CJK font from the npm package
+``@embedpdf/fonts-kr`` or ``@embedpdf/fonts-sc`` (installed by ``npm ci``). The numbers on a
+text are kept: a message is looked up with its numbers replaced by ``{0}``, ``{1}``, …
+
+What cannot be rendered is recorded next to the PNGs instead of failing the kernel: a text
+with no translation, and a glyph the font lacks. The book's ``editions`` extension turns both
+into build errors for the edition concerned.
+
+Example
+-------
+>>> template("predicted B* ≈ 240.5")
+('predicted B* ≈ {0}', ['240.5'])
+>>> fill("예측한 B* ≈ {0}", ["240.5"])
+'예측한 B* ≈ 240.5'
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import warnings
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+METADATA_KEY = "roofline-course/editions"
+# Edition -> (npm package, font file, the family name matplotlib reads from that file).
+FONTS = {
+    "ko": ("@embedpdf/fonts-kr", "NotoSansKR-Regular.otf", "Noto Sans Korean"),
+    "zh": ("@embedpdf/fonts-sc", "NotoSansHans-Regular.otf", "Noto Sans S Chinese"),
+}
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:[eE][+\-\u2212]?\d+)?")
+_MATH = re.compile(r"\$[^$]*\$")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def needs_translation(text: str) -> bool:
+    """True if ``text`` has a word outside math (tick labels and bare numbers have none).
+
+    >>> needs_translation("$\\\\mathdefault{10^{3}}$"), needs_translation("1e12"), needs_translation("FLOPs/s")
+    (False, False, True)
+    """
+    return bool(_LETTER.search(template(_MATH.sub("", text))[0]))
+
+
+def template(text: str) -> tuple[str, list[str]]:
+    """``text`` with each number replaced by ``{i}``, and the numbers in order."""
+    numbers: list[str] = []
+
+    def placeholder(match: re.Match[str]) -> str:
+        numbers.append(match.group(0))
+        return "{" + str(len(numbers) - 1) + "}"
+
+    return _NUMBER.sub(placeholder, text), numbers
+
+
+def fill(message: str, numbers: list[str]) -> str:
+    """Put ``numbers`` back into a translated message's ``{i}`` slots."""
+    return re.sub(r"\{(\d+)\}", lambda m: numbers[int(m.group(1))], message)
+
+
+@cache
+def messages(language: str) -> dict[str, str]:
+    """The figure messages of one edition: English template -> translated template."""
+    from babel.messages.pofile import read_po
+
+    path = ROOT / "locales" / language / "LC_MESSAGES" / "figures.po"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        return {m.id: m.string for m in read_po(fh, locale=language) if m.id and m.string}
+
+
+def font_file(language: str) -> Path:
+    """Where ``npm ci`` puts the edition's CJK font."""
+    package, name, _ = FONTS[language]
+    return ROOT / "node_modules" / package / "fonts" / name
+
+
+@cache
+def _register_font(language: str) -> str:
+    from matplotlib import font_manager
+
+    font_manager.fontManager.addfont(str(font_file(language)))
+    return FONTS[language][2]
+
+
+def render(fig: Any, language: str, **savefig: Any) -> tuple[str, list[str], list[str]]:
+    """A PNG (base64) of ``fig`` in ``language``; the texts with no translation; the glyphs it lacked."""
+    from matplotlib.text import Text
+
+    table = messages(language)
+    originals: list[tuple[Text, str]] = []
+    missing: list[str] = []
+    for artist in fig.findobj(Text):
+        text = artist.get_text()
+        if not text or not needs_translation(text):
+            continue
+        key, numbers = template(text)
+        if key not in table:
+            missing.append(key)
+            continue
+        originals.append((artist, text, artist.get_fontfamily()))
+        artist.set_text(fill(table[key], numbers))
+        # matplotlib falls back glyph by glyph only along an explicit list of families
+        artist.set_fontfamily([*artist.get_fontfamily(), "DejaVu Sans", _register_font(language)])
+    buffer = io.BytesIO()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fig.savefig(buffer, format="png", **savefig)
+    finally:
+        for artist, text, family in originals:
+            artist.set_text(text)
+            artist.set_fontfamily(family)
+    glyphs = sorted({str(w.message) for w in caught if "missing from font" in str(w.message)})
+    return base64.b64encode(buffer.getvalue()).decode("ascii"), sorted(set(missing)), glyphs
+
+
+def figure_texts(fig: Any) -> list[str]:
+    """The templates of every text on ``fig`` that a translation must cover."""
+    from matplotlib.text import Text
+
+    return sorted({template(t)[0] for a in fig.findobj(Text) if (t := a.get_text()) and needs_translation(t)})
+
+
+def install() -> None:
+    """Attach every edition's rendering to each PNG the kernel displays (inline figures and glue)."""
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = get_ipython()
+    if shell is None:
+        return
+    shell.run_line_magic("matplotlib", "inline")  # registers the inline backend's PNG formatter
+    formatter = shell.display_formatter.formatters["image/png"]
+    english = formatter.lookup_by_type(Figure)
+    if getattr(english, "_localised", False):
+        return
+    available = [lang for lang in FONTS if font_file(lang).is_file()]
+
+    def localised(fig: Figure) -> Any:
+        data = english(fig)
+        if data is None or not available:
+            return data
+        found: dict[str, Any] = {"png": {}, "missing": {}, "glyphs": {}, "texts": figure_texts(fig)}
+        for lang in available:
+            png, missing, glyphs = render(fig, lang, bbox_inches="tight", dpi=fig.dpi)
+            found["png"][lang], found["missing"][lang], found["glyphs"][lang] = png, missing, glyphs
+        return data, {METADATA_KEY: found}
+
+    localised._localised = True  # type: ignore[attr-defined]
+    formatter.for_type(Figure, localised)
+
+
+def figure_strings(outputs: list[dict[str, Any]]) -> set[str]:
+    """Every figure text (as a template) in executed outputs: a notebook's, or a page's glued values."""
+    found: set[str] = set()
+    for output in outputs:
+        meta = (output.get("metadata") or {}).get("image/png", {}).get(METADATA_KEY, {})
+        found.update(meta.get("texts", []))
+    return found
