@@ -11,8 +11,10 @@ UV_VERSION := 0.13.9
 UV := $(VENV)/bin/uv
 MATHJAX := node_modules/mathjax/es5/tex-chtml.js
 # Executed chapters are cached in _build/.jupyter_cache; that cache and Sphinx's are dropped
-# whenever the package (or a helper module in book/) the chapters call changes, so no page shows stale numbers.
-LIB_FILES := $(shell find rooflinelib book -name '*.py' -o -name '*.toml' -o -name '*.json' 2>/dev/null)
+# whenever the package (or a helper module in book/) the chapters call changes, so no page shows stale numbers,
+# and whenever a figure translation changes (the chapters draw each figure in every edition's language).
+LIB_FILES := $(shell find rooflinelib book -name '*.py' -o -name '*.toml' -o -name '*.json' 2>/dev/null) \
+	$(wildcard locales/*/LC_MESSAGES/figures.po)
 LIB_STAMP := _build/.rooflinelib-stamp
 
 .PHONY: setup book test browser lock clean
@@ -36,8 +38,11 @@ $(LIB_STAMP): $(LIB_FILES)
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build && touch $(LIB_STAMP)
 
+# English into _build/html, then the Korean and Chinese editions into _build/html/ko and /zh,
+# which reuse the English build's executed chapters.
 book: setup $(MATHJAX) $(LIB_STAMP)
 	$(VENV)/bin/jupyter-book build -W -n --keep-going .
+	$(PY) tools/editions.py build ko zh
 
 browser:
 	@bash tools/install-browser.sh

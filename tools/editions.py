@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def edition_config(language: str, target: Path) -> Path:
 
 def jupyter_book(config: Path, out: Path, *extra: str) -> None:
     """Run ``jupyter-book build`` on the repository with another configuration file."""
-    command = [str(JUPYTER_BOOK), "build", "-W", "-n", "--keep-going", "--config", str(config),
+    command = [str(JUPYTER_BOOK), "build", "-q", "-W", "-n", "--keep-going", "--config", str(config),
                "--path-output", str(out), *extra, str(ROOT)]
     result = subprocess.run(command, cwd=ROOT, check=False)
     if result.returncode:
@@ -124,6 +125,18 @@ def catalogue_rows() -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def alt_texts(executed: Path) -> list[str]:
+    """The description of every figure of a chapter: its cells' ``mystnb.image.alt`` and ``:alt:`` options."""
+    found = []
+    for cell in json.loads(executed.read_text(encoding="utf-8"))["cells"]:
+        alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+        if alt:
+            found.append(" ".join(alt.split()))
+    page = ROOT / "book" / f"{executed.stem}.md"
+    found += [" ".join(m.split()) for m in re.findall(r"^:alt: (.+)$", page.read_text(encoding="utf-8"), re.M)]
+    return found
+
+
 def update_figure_po() -> None:
     """Refresh ``locales/<lang>/LC_MESSAGES/figures.po`` from the texts on the English build's figures."""
     sys.path.insert(0, str(ROOT / "book"))
@@ -140,6 +153,8 @@ def update_figure_po() -> None:
             outputs += list(json.loads(glued.read_text(encoding="utf-8")).values())
         for text in sorted(figure_strings(outputs)):
             template.add(text, locations=[(f"book/{notebook.stem}.md", 0)])
+        for alt in alt_texts(notebook):
+            template.add(alt, context="alt", locations=[(f"book/{notebook.stem}.md", 0)])
     for language in LANGUAGES:
         _merge(template, LOCALES / language / "LC_MESSAGES" / "figures.po", language)
 

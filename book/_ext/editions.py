@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from myst_nb.core import render as nb_render
 from myst_nb.ext.glue.roles import PasteRoleAny, PasteTextRole
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
@@ -102,6 +104,43 @@ def _render_localised_image(self: Any, data: Any) -> list[nodes.Element]:
             if lang in meta.get("png", {}):
                 data = dataclasses.replace(data, content=meta["png"][lang])
     return _render_image(self, data)
+
+
+ALT_CONTEXT = "alt"
+
+
+@functools.cache
+def figure_catalog(lang: str) -> dict[tuple[str | None, str], str]:
+    """``(context, English) -> translation`` from ``locales/<lang>/LC_MESSAGES/figures.po``."""
+    from babel.messages.pofile import read_po
+
+    path = ROOT / "locales" / lang / "LC_MESSAGES" / "figures.po"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        return {(m.context, m.id): m.string for m in read_po(fh, locale=lang) if m.id and m.string}
+
+
+class TranslateAltText(SphinxPostTransform):
+    """Give every figure of a translated page its description in the page's language."""
+
+    default_priority = 200
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        catalog = figure_catalog(lang)
+        for image in self.document.findall(nodes.image):
+            alt = " ".join(image.get("alt", "").split())
+            if not alt:
+                continue
+            if (ALT_CONTEXT, alt) in catalog:
+                image["alt"] = catalog[(ALT_CONTEXT, alt)]
+            else:
+                LOGGER.warning("a figure description has no %s translation in figures.po: %r", lang, alt[:60],
+                               location=image)
 
 
 # --- the glossary ------------------------------------------------------------------------
@@ -200,6 +239,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
     app.connect("builder-inited", _register_roles)
     app.add_directive("edition-glossary", EditionGlossary)
+    app.add_post_transform(TranslateAltText)
     app.connect("html-page-context", _switcher)
     app.connect("build-finished", _write_css)
     app.add_css_file("editions.css")

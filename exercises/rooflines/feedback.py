@@ -1,8 +1,9 @@
 """Messages and answer fingerprints for the checks of the `rooflines` notebooks.
 
 Every message a check can show lives once in ``feedback.csv`` next to this file,
-one row per id (columns ``id, question, part, en``; another language adds a
-column, chosen with the environment variable ``ROOFLINE_LANG``).
+one row per id, one column per language (``en``, ``ko``, ``zh``). The language is
+the edition's: ``language.txt`` next to this file (the Korean and Chinese
+assignments ship one), or the environment variable ``ROOFLINE_LANG`` if set.
 
 A visible check must say whether an answer is right without printing it, so it
 compares a *fingerprint*: the SHA-256 digest of the value rounded to three
@@ -21,7 +22,7 @@ import os
 from functools import cache
 from pathlib import Path
 
-__all__ = ["fingerprint", "hint", "matches"]
+__all__ = ["fingerprint", "hint", "language", "matches"]
 
 CATALOGUE = Path(__file__).with_name("feedback.csv")
 
@@ -30,6 +31,13 @@ CATALOGUE = Path(__file__).with_name("feedback.csv")
 def _rows() -> dict[str, dict[str, str]]:
     with CATALOGUE.open(encoding="utf-8", newline="") as fh:
         return {row["id"]: row for row in csv.DictReader(fh)}
+
+
+def language() -> str:
+    """The language of the messages: ``ROOFLINE_LANG``, else the edition's ``language.txt``, else ``en``."""
+    marker = CATALOGUE.with_name("language.txt")
+    edition = marker.read_text(encoding="utf-8").strip() if marker.is_file() else "en"
+    return os.environ.get("ROOFLINE_LANG") or edition
 
 
 def hint(msg_id: str, **values: object) -> str:
@@ -44,7 +52,7 @@ def hint(msg_id: str, **values: object) -> str:
     if msg_id not in rows:
         raise KeyError(f"unknown feedback id {msg_id!r}: it is not a row of {CATALOGUE.name}")
     row = rows[msg_id]
-    text = row.get(os.environ.get("ROOFLINE_LANG", "en")) or row["en"]
+    text = row.get(language()) or row["en"]
     return f"[{msg_id}] " + text.format(**values)
 
 
