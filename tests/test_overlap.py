@@ -16,12 +16,14 @@ check another source the same way.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
 import sys
 import tokenize
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -31,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"
 # which source texts to check; ROOFLINE_SEEDS="004_*.txt,001_*.txt" checks more without editing this file
 SEED_PATTERNS = os.environ.get("ROOFLINE_SEEDS", "004_*.txt").split(",")
+# each edition against the source text in its own language: the Korean translation, the Chinese summary
+EDITION_SEEDS = {"ko": "001_*.txt", "zh": "003_*.txt"}
 RUN = 12
 
 PAGES = sorted((ROOT / "book").glob("*.md"))
@@ -46,8 +50,31 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 
 
 def words(text: str) -> list[str]:
-    """Lower-case words of ``text``, punctuation dropped (``"Let's go!"`` -> ``["let", "s", "go"]``)."""
-    return re.findall(r"\w+", text.lower())
+    """Lower-case words of ``text``, punctuation dropped (``"Let's go!"`` -> ``["let", "s", "go"]``).
+
+    Korean separates words with spaces, as English does. Chinese does not: a run of Chinese
+    characters is cut into words by jieba (the segmenter the book's Chinese search uses).
+    """
+    found: list[str] = []
+    for word in re.findall(r"\w+", text.lower()):
+        if _HAN.search(word):
+            found += [w for w in _jieba().lcut(word) if w.strip()]
+        else:
+            found.append(word)
+    return found
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@functools.cache
+def _jieba() -> Any:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
 
 
 def code_prose(source: str) -> str:
@@ -212,3 +239,35 @@ def test_rendered_page_is_in_our_own_words(page: Path | None, seed_grams):
     if page is None:
         pytest.skip("the book is not built (build it, or set ROOFLINE_BOOK_HTML to a build's html folder)")
     _check(f"rendered {page.name}", html_prose(page), seed_grams)
+
+
+# --------------------------------------------------------------------------- the Korean and Chinese editions
+
+
+def po_prose(path: Path) -> str:
+    """The translated messages of a gettext catalog, each its own segment."""
+    from babel.messages.pofile import read_po
+
+    with path.open("rb") as fh:
+        return f" {_CUT} ".join(markdown_prose(m.string) for m in read_po(fh) if m.id and m.string)
+
+
+def test_detector_cuts_chinese_into_words():
+    seed = "屋顶线模型告诉我们一个算法的运行时间受限于计算还是受限于通信带宽以及为什么会这样"
+    assert len(words(seed)) >= 12
+    assert shared_runs(f"前言。{seed}。", ngrams(seed))
+
+
+@pytest.mark.parametrize("lang", sorted(EDITION_SEEDS))
+def test_edition_is_in_its_own_words(lang: str):
+    """Each edition's pages, exercises, messages and rendered text share no 12-word run with its seed."""
+    grams: set[tuple[str, ...]] = set()
+    for f in _seed_files(EDITION_SEEDS[lang]):
+        grams |= ngrams(seed_prose(f))
+    for catalog in sorted((ROOT / "locales" / lang).rglob("*.po")):
+        _check(str(catalog.relative_to(ROOT)), po_prose(catalog), grams)
+    for notebook in sorted((ROOT / "solutions" / f"rooflines-{lang}").glob("*.ipynb")):
+        _check(str(notebook.relative_to(ROOT)), notebook_prose(notebook), grams)
+    html = Path(os.environ.get("ROOFLINE_BOOK_HTML", ROOT / "_build" / "html")) / lang / "book"
+    for page in sorted(html.glob("*.html")):
+        _check(f"rendered {lang}/{page.name}", html_prose(page), grams)

@@ -61,8 +61,20 @@ def edition_config(language: str, target: Path) -> Path:
 
 def jupyter_book(config: Path, out: Path, *extra: str) -> None:
     """Run ``jupyter-book build`` on the repository with another configuration file."""
-    command = [str(JUPYTER_BOOK), "build", "-q", "-W", "-n", "--keep-going", "--config", str(config),
-               "--path-output", str(out), *extra, str(ROOT)]
+    command = [
+        str(JUPYTER_BOOK),
+        "build",
+        "-q",
+        "-W",
+        "-n",
+        "--keep-going",
+        "--config",
+        str(config),
+        "--path-output",
+        str(out),
+        *extra,
+        str(ROOT),
+    ]
     result = subprocess.run(command, cwd=ROOT, check=False)
     if result.returncode:
         sys.exit(f"the {config.stem.removeprefix('_config.')} edition failed to build (see above)")
@@ -84,11 +96,21 @@ def build(language: str) -> Path:
 def update_po() -> None:
     """Extract every translatable message of the English book and merge it into each ``.po``."""
     work = BUILD / "editions" / "gettext"
-    jupyter_book(edition_config("en", work / "_config.gettext.yml"), work, "--builder", "custom",
-                 "--custom-builder", "gettext")
+    jupyter_book(
+        edition_config("en", work / "_config.gettext.yml"), work, "--builder", "custom", "--custom-builder", "gettext"
+    )
     pot = work / "_build" / "gettext"
-    command = [str(Path(sys.executable).with_name("sphinx-intl")), "update", "-p", str(pot), "-d", str(LOCALES),
-               "-w", "0", *[arg for lang in LANGUAGES for arg in ("-l", lang)]]
+    command = [
+        str(Path(sys.executable).with_name("sphinx-intl")),
+        "update",
+        "-p",
+        str(pot),
+        "-d",
+        str(LOCALES),
+        "-w",
+        "0",
+        *[arg for lang in LANGUAGES for arg in ("-l", lang)],
+    ]
     subprocess.run(command, cwd=ROOT, check=True)
 
 
@@ -147,7 +169,9 @@ def update_figure_po() -> None:
         sys.exit("build the English book first (make book): the figure texts are read from its executed chapters")
     template = Catalog()
     for notebook in sorted(executed.glob("*.ipynb")):
-        outputs = [o for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"] for o in cell.get("outputs", [])]
+        outputs = [
+            o for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"] for o in cell.get("outputs", [])
+        ]
         glued = notebook.with_suffix(".glue.json")
         if glued.is_file():
             outputs += list(json.loads(glued.read_text(encoding="utf-8")).values())

@@ -90,17 +90,23 @@ def _render_localised_image(self: Any, data: Any) -> list[nodes.Element]:
     if lang != "en" and data.mime_type == "image/png":
         if meta is None:
             LOGGER.warning(
-                "a figure has no %s rendering; add `localfigures.install()` to the page's setup cell", lang,
+                "a figure has no %s rendering; add `localfigures.install()` to the page's setup cell",
+                lang,
                 location=(self.renderer.sphinx_env.docname, data.line),
             )
         else:
             for text in meta.get("missing", {}).get(lang, []):
                 LOGGER.warning(
                     "figure text %r has no %s translation in locales/%s/LC_MESSAGES/figures.po",
-                    text, lang, lang, location=(self.renderer.sphinx_env.docname, data.line),
+                    text,
+                    lang,
+                    lang,
+                    location=(self.renderer.sphinx_env.docname, data.line),
                 )
             for problem in meta.get("glyphs", {}).get(lang, []):
-                LOGGER.warning("figure text in %s: %s", lang, problem, location=(self.renderer.sphinx_env.docname, data.line))
+                LOGGER.warning(
+                    "figure text in %s: %s", lang, problem, location=(self.renderer.sphinx_env.docname, data.line)
+                )
             if lang in meta.get("png", {}):
                 data = dataclasses.replace(data, content=meta["png"][lang])
     return _render_image(self, data)
@@ -139,8 +145,9 @@ class TranslateAltText(SphinxPostTransform):
             if (ALT_CONTEXT, alt) in catalog:
                 image["alt"] = catalog[(ALT_CONTEXT, alt)]
             else:
-                LOGGER.warning("a figure description has no %s translation in figures.po: %r", lang, alt[:60],
-                               location=image)
+                LOGGER.warning(
+                    "a figure description has no %s translation in figures.po: %r", lang, alt[:60], location=image
+                )
 
 
 # --- the glossary ------------------------------------------------------------------------
