@@ -1,0 +1,135 @@
+"""The Korean and Chinese assignments through the instructor's workflow.
+
+For each edition, in a temporary copy of the course: ``nbgrader generate_assignment
+rooflines-<lang>`` must reproduce the committed ``exercises/rooflines-<lang>/``; a small class
+(mix_a: right answers for some parts, misconceptions in others) is graded by the course's grading
+command and reported. The scores must equal the English assignment's for the same answers
+(the hidden tests are the same), and a failing check must speak the edition's language.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading_support import (
+    MISTAKES,
+    NOTEBOOKS,
+    ROOT,
+    _reference,
+    cell_by_id,
+    copy_course,
+    expected_scores,
+    grading_command,
+    nbgrader,
+    read,
+)
+
+Q1 = NOTEBOOKS[0]
+EDITIONS = {"ko": ["mix_a"], "zh": ["mix_a"]}  # mix_a passes some checks and fails others
+EXPECTED = expected_scores()
+
+
+def _build_class(course: Path, assignment: str, students: list[str]) -> None:
+    release_dir = course / "exercises" / assignment
+    for student in students:
+        folder = course / "submitted" / student / assignment
+        folder.mkdir(parents=True)
+        for shipped in release_dir.iterdir():
+            if shipped.suffix != ".ipynb":
+                shutil.copy2(shipped, folder / shipped.name)
+        for name in NOTEBOOKS:
+            nb = _reference(
+                read(release_dir / f"{name}.ipynb"), read(ROOT / "solutions" / assignment / f"{name}.ipynb")
+            )
+            for gid, src in MISTAKES.get(student, {}).get(name, {}).items():
+                cell_by_id(nb, gid).source = src
+            nbformat.write(nb, folder / f"{name}.ipynb")
+
+
+def _scores(course: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """assignment -> student -> notebook -> points, from the course's gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {
+            f"rooflines-{lang}": {
+                sub.student_id: {nb.name: sum(g.score for g in nb.grades) for nb in sub.notebooks}
+                for sub in gb.assignment_submissions(f"rooflines-{lang}")
+            }
+            for lang in EDITIONS
+        }
+
+
+def _comparable(path: Path) -> list[tuple]:
+    nb = read(path)
+    return [(c.cell_type, c.get("id"), c.source, c.metadata.get("nbgrader"), c.get("outputs", [])) for c in nb.cells]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    course = copy_course(tmp_path_factory.mktemp("course"))
+    results: dict[str, dict] = {}
+    for lang, students in EDITIONS.items():
+        assignment = f"rooflines-{lang}"
+        gen = nbgrader(course, "generate_assignment", assignment, "--force")
+        assert gen.returncode == 0, gen.stdout + gen.stderr
+        _build_class(course, assignment, students)
+        auto = grading_command(course, "autograde", assignment, "--workers", "2")
+        report = grading_command(course, "report", assignment, "--out", str(course / f"report-{lang}"))
+        results[lang] = {"assignment": assignment, "auto": auto, "report": report}
+    scores = _scores(course)
+    for lang in EDITIONS:
+        results[lang].update(course=course, scores=scores)
+    return results
+
+
+@pytest.mark.parametrize("lang", sorted(EDITIONS))
+def test_release_is_what_nbgrader_generates_from_the_edition_sources(graded: dict, lang: str) -> None:
+    course, assignment = graded[lang]["course"], graded[lang]["assignment"]
+    for path in sorted((ROOT / "exercises" / assignment).iterdir()):
+        fresh = course / "exercises" / assignment / path.name
+        if path.suffix == ".ipynb":
+            same = _comparable(fresh) == _comparable(path)
+        else:
+            same = fresh.read_bytes() == path.read_bytes()
+        assert same, (
+            f"exercises/{assignment}/{path.name} is out of date: run `nbgrader generate_assignment {assignment} --force`"
+        )
+
+
+@pytest.mark.parametrize("lang", sorted(EDITIONS))
+def test_edition_scores_equal_the_english_assignments(graded: dict, lang: str) -> None:
+    run = graded[lang]
+    assert run["auto"].returncode == 0, run["auto"].stdout[-2000:] + run["auto"].stderr[-2000:]
+    scores = run["scores"][run["assignment"]]
+    for student in EDITIONS[lang]:
+        got = {name: scores[student][name] for name in NOTEBOOKS}
+        assert got == pytest.approx(EXPECTED[student]), (lang, student, got)
+
+
+@pytest.mark.parametrize("lang", sorted(EDITIONS))
+def test_a_failing_check_speaks_the_editions_language(graded: dict, lang: str) -> None:
+    run = graded[lang]
+    with (ROOT / "solutions" / "rooflines" / "feedback.csv").open(encoding="utf-8", newline="") as fh:
+        catalogue = {row["id"]: row for row in csv.DictReader(fh)}
+    executed = read(run["course"] / "autograded" / "mix_a" / run["assignment"] / f"{Q1}.ipynb")
+    errors = [o.evalue for c in executed.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    first = catalogue["q1.int8-two-bytes"][lang].split("{")[0]
+    assert any(e.startswith("[q1.int8-two-bytes] " + first) for e in errors), errors[:3]
+    assert not any(catalogue["q1.int8-two-bytes"]["en"].split("{")[-1].split("}")[-1][:20] in e for e in errors)
+
+
+@pytest.mark.parametrize("lang", sorted(EDITIONS))
+def test_the_class_report_counts_the_editions_misconceptions(graded: dict, lang: str) -> None:
+    run = graded[lang]
+    assert run["report"].returncode == 0, run["report"].stdout + run["report"].stderr
+    with (run["course"] / f"report-{lang}" / "misconceptions.csv").open(encoding="utf-8", newline="") as fh:
+        rows = {row["id"]: row for row in csv.DictReader(fh)}
+    assert (int(rows["q1.int8-two-bytes"]["students"]), int(rows["q1.int8-two-bytes"]["of"])) == (
+        1,
+        len(EDITIONS[lang]),
+    )
