@@ -57,8 +57,12 @@ def edition(app_or_config: Any) -> str:
 def _own_page(role: Any) -> None:
     """Point a glue role at its own page when the paragraph was parsed away from the notebook."""
     env = getattr(role.document.settings, "env", None)
-    if env is None or "nb_renderer" in role.document or "::" in role.text:
+    if env is None or "::" in role.text:
         return
+    renderer = role.document.get("nb_renderer")
+    glued = renderer.renderer.nb_client.glue_data if renderer is not None else {}
+    if role.text.split(":", 1)[0] in glued:
+        return  # the page's own notebook is at hand: the usual lookup works
     role.text = f"/{env.doc2path(env.docname, False)}::{role.text}"
 
 
@@ -66,6 +70,8 @@ class TranslatedPasteText(PasteTextRole):
     """``{glue:text}`` that also works inside a translated paragraph."""
 
     def run(self) -> Any:
+        if ":" not in self.text:
+            self.text += ":s"  # the role reads a format after the last colon; "s" is its default
         _own_page(self)
         return super().run()
 
@@ -236,15 +242,12 @@ def _write_css(app: Sphinx, exception: Exception | None) -> None:
         target.write_text(CSS, encoding="utf-8")
 
 
-def _register_roles(app: Sphinx) -> None:
+def setup(app: Sphinx) -> dict[str, Any]:
+    nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
+    app.setup_extension("myst_nb")  # its glue domain first, then our roles over it
     app.add_role_to_domain("glue", "text", TranslatedPasteText(), override=True)
     app.add_role_to_domain("glue", "", TranslatedPasteAny(), override=True)
     app.add_role_to_domain("glue", "any", TranslatedPasteAny(), override=True)
-
-
-def setup(app: Sphinx) -> dict[str, Any]:
-    nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
-    app.connect("builder-inited", _register_roles)
     app.add_directive("edition-glossary", EditionGlossary)
     app.add_post_transform(TranslateAltText)
     app.connect("html-page-context", _switcher)
