@@ -1,7 +1,8 @@
 # The two commands a newcomer needs: `make book` (set up + build) and `make test`.
 # Neither needs root: Python >= 3.11 and Node.js (for MathJax) are enough to build
-# the book. The browser test also needs Debian's chromium; `make test` installs it
-# when run as root and otherwise says which command to run.
+# the book. The browser test also needs Debian's chromium, and the grading tests
+# Debian's bubblewrap; `make test` installs them when run as root and otherwise says
+# which command to run.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -17,7 +18,7 @@ LIB_FILES := $(shell find rooflinelib book -name '*.py' -o -name '*.toml' -o -na
 	$(wildcard locales/*/LC_MESSAGES/figures.po)
 LIB_STAMP := _build/.rooflinelib-stamp
 
-.PHONY: setup book test browser lock clean
+.PHONY: setup book test browser sandbox lock clean
 
 setup: $(STAMP)
 
@@ -47,9 +48,13 @@ book: setup $(MATHJAX) $(LIB_STAMP)
 browser:
 	@bash tools/install-browser.sh
 
+# bubblewrap, the sandbox the grading command runs student kernels in (installed as root, else named).
+sandbox:
+	@bash tools/install-sandbox.sh
+
 # Two processes (pytest-xdist) share the suite; the browser test runs on its own afterwards,
 # so that page loads are never starved by the grading tests' kernels.
-test: book browser
+test: book browser sandbox
 	$(PY) -m pytest -n 2 --dist loadfile --ignore=tests/test_browser_book.py
 	$(PY) -m pytest tests/test_browser_book.py
 

@@ -20,6 +20,7 @@ import datetime
 import logging
 import os
 import re
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,10 +40,12 @@ from nbgrader.nbgraderformat import common as nbgrader_format
 from traitlets import Any as AnyTrait
 
 from grading import problems as problem_list
+from grading import tamper
 from grading.cluster import connect, submit
 from grading.execute import Outcome, Task, executors, one_line, run_task
 from grading.problems import Problem
 from grading.progress import Progress
+from grading.sandbox import Limits, default_bwrap, probe
 
 
 class _CheckedSchema:
@@ -220,8 +223,28 @@ def autograde(
     timeout: int | None = None,
     nbgrader_args: list[str] | None = None,
     stream: TextIO | None = None,
+    limits: Limits | None = None,
+    bwrap: str | None = None,
+    unsafe: bool = False,
 ) -> Summary:
-    """Grade every submission of an assignment; see the module docstring."""
+    """Grade every submission of an assignment; see the module docstring.
+
+    Kernels run in the sandbox started by ``bwrap`` (default: :func:`default_bwrap`; checked
+    once, before anything is graded: :class:`GradingError` when it cannot work here), bounded
+    by ``limits``; ``unsafe=True`` runs them unconfined, after a warning.
+    """
+    limits = limits or Limits()
+    bwrap = None if unsafe else (bwrap or default_bwrap())
+    if bwrap is None:
+        print(
+            "warning: --unsafe: student code runs with the grader's rights, files and network, "
+            "bounded only by --output and --wall",
+            file=stream or sys.stderr,
+        )
+    else:
+        reason = probe(bwrap, limits)
+        if reason is not None:
+            raise GradingError(f"no sandbox for student code: {reason}; or pass --unsafe to run it unconfined")
     nbgrader_format.jsonschema = _CheckedSchema()
     app = load_app(assignment, list(nbgrader_args or []))
     app.log.setLevel(logging.WARNING)
@@ -336,7 +359,16 @@ def autograde(
                         problem(student, notebook, one_line(err), graded=False)
                         progress.advance(student, notebook, f"not graded: {one_line(err)}")
                         continue
-                    task = Task(student, assignment_id, notebook, text, shipped, config_files, cli_config)
+                    cheat = tamper.check(nbformat.reads(text, as_version=4))
+                    if cheat is not None:
+                        regraded.add((student, notebook))
+                        reason = f"answer cells change the checking machinery: {cheat}"
+                        problem(student, notebook, reason, graded=False)
+                        progress.advance(student, notebook, f"not graded: {reason}")
+                        continue
+                    task = Task(
+                        student, assignment_id, notebook, text, shipped, config_files, cli_config, bwrap, limits
+                    )
                     future = submit(client, run_task, task, key=f"grade-{student}-{notebook}-{uuid.uuid4().hex[:8]}")
                     pending[future] = resources
                     running.add(future)

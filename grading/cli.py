@@ -3,10 +3,15 @@
 Options the grading command does not know (``--Execute.timeout=20``, ``--student=ada``...)
 go to nbgrader, as they would on ``nbgrader autograde``.
 
+Each notebook's kernel runs alone in a sandbox (bubblewrap: no network, no privileges, no
+course files) within the limits of ``--memory``, ``--cpu``, ``--procs``, ``--file-size``,
+``--output`` and ``--wall``; see :mod:`grading.sandbox`. Where no sandbox can be set up the
+command refuses to grade, unless ``--unsafe`` is given.
+
 Exit status of ``autograde``: 0 when every notebook was graded without incident, 1 when
 some notebooks are listed as problems (not graded, or graded after a time-out or a
 kernel death), 2 when nothing could be graded (a usage error, no such assignment, no
-submissions, no scheduler at that address).
+submissions, no scheduler at that address, no sandbox).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import sys
 from pathlib import Path
 
 from grading.cluster import default_workers
+from grading.sandbox import Limits, default_bwrap
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,6 +44,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     auto.add_argument("--force", action="store_true", help="grade again notebooks that already have a grade")
     auto.add_argument("--timeout", type=int, metavar="S", help="seconds per cell (overrides Execute.timeout)")
+    limits = auto.add_argument_group(
+        "limits per notebook", "a notebook that goes over one is not graded (it scores 0) and is listed with the reason"
+    )
+    d = Limits()
+    limits.add_argument("--memory", metavar="SIZE", help="address space of the kernel (default: 2G)")
+    limits.add_argument("--cpu", metavar="S", help=f"CPU seconds of the kernel (default: {d.cpu})")
+    limits.add_argument("--procs", metavar="N", help=f"processes and threads of the kernel (default: {d.procs})")
+    limits.add_argument(
+        "--file-size", metavar="SIZE", help="size of any file written, and of all files in /tmp together (default: 64M)"
+    )
+    limits.add_argument("--output", metavar="SIZE", help="output the notebook prints or displays (default: 16M)")
+    limits.add_argument("--wall", metavar="S", help=f"seconds for the whole notebook (default: {d.wall})")
+    sandbox = auto.add_argument_group("sandbox")
+    sandbox.add_argument(
+        "--bwrap",
+        metavar="PATH",
+        default=default_bwrap(),
+        help="the bubblewrap program (default: %(default)s)",
+    )
+    sandbox.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="run kernels without the sandbox, with the grader's own rights, files and network "
+        "(only for code you trust; --output and --wall still apply)",
+    )
     report = commands.add_parser("report", help="score distribution and misconceptions of a graded assignment")
     report.add_argument("assignment")
     report.add_argument("--out", type=Path, help="folder for the table and figure (default: reports/ASSIGNMENT)")
@@ -54,6 +85,18 @@ def main(argv: list[str] | None = None) -> int:
         from grading.autograde import GradingError, autograde
 
         try:
+            limits = Limits.parse(
+                memory=args.memory,
+                cpu=args.cpu,
+                procs=args.procs,
+                file_size=args.file_size,
+                output=args.output,
+                wall=args.wall,
+            )
+        except ValueError as err:
+            print(err, file=sys.stderr)
+            return 2
+        try:
             summary = autograde(
                 args.assignment,
                 workers=args.workers,
@@ -61,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
                 force=args.force,
                 timeout=args.timeout,
                 nbgrader_args=extra,
+                limits=limits,
+                bwrap=args.bwrap,
+                unsafe=args.unsafe,
             )
         except GradingError as err:
             print(f"Cannot grade: {err}", file=sys.stderr)

@@ -22,8 +22,9 @@ from typing import Any
 import cloudpickle
 from distributed import Client, Future, LocalCluster
 
-from grading import execute
+from grading import execute, sandbox
 
+cloudpickle.register_pickle_by_value(sandbox)
 cloudpickle.register_pickle_by_value(execute)
 
 

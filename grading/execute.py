@@ -3,7 +3,8 @@
 Everything a task needs travels with it (the notebook, the assignment's shipped files, the
 instructor's nbgrader configuration as text), so workers need no shared file system. The
 configured execute preprocessor (``c.Autograde.autograde_preprocessors``) runs unchanged,
-wrapped only to notice time-outs and kernel deaths. Nothing here touches the gradebook.
+wrapped only to notice time-outs and kernel deaths, to start its kernel in the sandbox
+(:mod:`grading.sandbox`) and to hold it to the task's limits. Nothing here touches the gradebook.
 
 Example
 -------
@@ -16,9 +17,14 @@ True
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import signal
 import socket
+import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,9 +34,12 @@ import nbformat
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient import NotebookClient
 from nbgrader.converters import Autograde
+from nbgrader.preprocessors import ClearHiddenTests
 from traitlets.config import Config
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
+
+from grading.sandbox import Limits, command, describe, shown, uid_for_task
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,8 @@ class Task:
     files: dict[str, bytes]
     config_files: tuple[tuple[str, str], ...]
     cli_config: dict[str, Any]
+    bwrap: str | None = None  # the sandbox program; None runs the kernel unconfined (--unsafe)
+    limits: Limits = field(default_factory=Limits)
 
 
 @dataclass
@@ -93,11 +104,37 @@ def executors(config: Config) -> list[tuple[int, type]]:
     return found
 
 
-def watched(cls: type) -> type:
-    """A subclass of an execute preprocessor that records time-outs and kernel deaths.
+def sandboxed(base: type, task: Task, work: Path, ipc: Path) -> type:
+    """A subclass of a kernel manager class that starts its kernel in the sandbox of :mod:`grading.sandbox`.
 
-    Its kernel also exits when the worker that started it dies (ipykernel's parent poller),
-    so a killed worker leaves no kernel behind.
+    The kernel is interrupted by a message rather than a signal (signals do not cross into
+    the sandbox's PID namespace); ipykernel then interrupts itself and its children.
+    """
+    bwrap = task.bwrap or ""
+
+    class Sandboxed(base):  # type: ignore[misc, valid-type]
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            uid = uid_for_task()
+            if uid:  # the kernel runs as its own user: it must be able to read its connection file
+                for path in [ipc, *ipc.iterdir()]:
+                    os.chown(path, uid, uid)
+            self.kernel_spec.interrupt_mode = "message"
+            env = kw.get("env") or dict(os.environ)
+            # what the kernel writes to its own stdout and stderr stays out of the grader's log
+            kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
+            argv = command(bwrap, kernel_cmd, work=work, ipc=ipc, limits=task.limits, uid=uid, env=env)
+            await super()._async_launch_kernel(argv, **kw)
+
+    Sandboxed.__name__ = base.__name__
+    return Sandboxed
+
+
+def watched(cls: type) -> type:
+    """A subclass of an execute preprocessor that records time-outs and kernel deaths, and enforces limits.
+
+    Its kernel also exits when the worker that started it dies (ipykernel's parent poller, or
+    bubblewrap's ``--die-with-parent``), so a killed worker leaves no kernel behind. Output
+    beyond ``grading_output_limit`` bytes is dropped and stops the kernel.
     """
     sync = run_sync  # a local name: the class body then finds it when this code travels by value
 
@@ -106,14 +143,47 @@ def watched(cls: type) -> type:
         grading_timeouts: list[str]
         grading_kernel_died: bool
         grading_env: dict[str, str]
+        grading_sandboxed: bool = False
+        grading_output_limit: int = 0
+        grading_output_bytes: int = 0
+        grading_limit: str | None = None
+        grading_exit_status: int | None = None
 
         async def async_start_new_kernel(self, **kwargs: Any) -> None:
             kwargs.setdefault("env", {**os.environ, **self.grading_env})
-            if getattr(self.km, "ipykernel", False):
+            if getattr(self.km, "ipykernel", False) and not self.grading_sandboxed:
                 self.extra_arguments = [*self.extra_arguments, f"--IPKernelApp.parent_handle={os.getpid()}"]
             await super().async_start_new_kernel(**kwargs)
 
         start_new_kernel = sync(async_start_new_kernel)
+
+        async def async_start_new_kernel_client(self) -> Any:
+            client = await super().async_start_new_kernel_client()
+            if self.grading_sandboxed:  # the kernel has read it: nothing in the sandbox may learn the key
+                Path(self.km.connection_file).unlink(missing_ok=True)
+            return client
+
+        start_new_kernel_client = sync(async_start_new_kernel_client)
+
+        def output(self, outs: list[Any], msg: dict[str, Any], display_id: Any, cell_index: int) -> Any:
+            if self.grading_limit is not None:
+                return None
+            self.grading_output_bytes += len(json.dumps(msg.get("content", {})))
+            if self.grading_output_limit and self.grading_output_bytes > self.grading_output_limit:
+                self.stop(f"printed more than {shown(self.grading_output_limit)} of output (--output)")
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+        def stop(self, reason: str) -> None:
+            """Kill the kernel (safe from any thread); the notebook then ends as after a kernel death."""
+            if self.grading_limit is None:
+                self.grading_limit = reason
+            pid = getattr(getattr(self.km, "provisioner", None), "pid", None)
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
         async def _async_handle_timeout(self, timeout: int, cell: Any = None) -> Any:
             gid = (cell or {}).get("metadata", {}).get("nbgrader", {}).get("grade_id") if cell else None
@@ -123,6 +193,8 @@ def watched(cls: type) -> type:
         async def _async_cleanup_kernel(self) -> None:
             if self.km is not None and self.km.has_kernel and not await ensure_async(self.km.is_alive()):
                 self.grading_kernel_died = True
+                process = getattr(getattr(self.km, "provisioner", None), "process", None)
+                self.grading_exit_status = process.poll() if process is not None else None
             await super()._async_cleanup_kernel()
 
         _cleanup_kernel = sync(_async_cleanup_kernel)
@@ -132,31 +204,89 @@ def watched(cls: type) -> type:
     return Watched
 
 
+# What a kernel's errors look like when the sandbox stopped it, by limit (matched against "ename: evalue").
+_LIMIT_ERRORS = (
+    ("memory", re.compile(r"^(\w*MemoryError):")),
+    ("file_size", re.compile(r"\[Errno (27|28|122)\]")),
+    ("procs", re.compile(r"^BlockingIOError: \[Errno 11\]|can't start new thread")),
+)
+_LIMIT_NAMES = {
+    "memory": "memory",
+    "cpu": "CPU time",
+    "procs": "processes",
+    "file_size": "file size",
+    "output": "output",
+    "wall": "time per notebook",
+}
+
+
+def over_limit(nb: Any, limits: Limits, exit_status: int | None) -> str | None:
+    """Which limit a sandboxed notebook ran into, as a one-line reason, or None.
+
+    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
+    >>> cell = new_code_cell(outputs=[new_output("error", ename="MemoryError", evalue="", traceback=[])])
+    >>> over_limit(new_notebook(cells=[cell]), Limits(), None)
+    'went over the memory limit (2G, --memory)'
+    """
+    shown = describe(limits)
+
+    def reason(name: str) -> str:
+        return f"went over the {_LIMIT_NAMES[name]} limit ({shown[name]}, --{name.replace('_', '-')})"
+
+    if exit_status is not None and exit_status in {128 + signal.SIGXCPU, -signal.SIGXCPU}:
+        return reason("cpu")
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                text = f"{out.get('ename', '')}: {out.get('evalue', '')}"
+                for name, pattern in _LIMIT_ERRORS:
+                    if pattern.search(text):
+                        return reason(name)
+    return None
+
+
+def _without_hidden_tests(nb: Any, config: Config) -> str:
+    """The notebook as the kernel may see it on disk: hidden tests removed (they reach it only as cells run)."""
+    copy = nbformat.reads(nbformat.writes(nb), as_version=4)
+    clear = ClearHiddenTests(config=config)
+    clear.enforce_metadata = False
+    for cell in copy.cells:
+        if cell.cell_type == "code":
+            clear._remove_hidden_test_region(cell)
+    return nbformat.writes(copy)
+
+
 def execute(task: Task) -> Outcome:
     """Execute one notebook in a fresh temporary directory; never raises.
 
-    The kernel's working directory holds only the notebook and the shipped files, its
-    temporary directory (``TMPDIR``) is private, and it talks to this process over IPC
-    sockets in that directory, so kernels running side by side share neither ports nor
-    files. Safe to call from several threads at once.
+    The kernel's working directory holds only the notebook (without hidden tests) and the
+    shipped files, and it talks to this process over IPC sockets in a folder of its own, so
+    kernels running side by side share neither ports nor files. With ``task.bwrap`` the
+    kernel runs in the sandbox, bounded by ``task.limits``; a notebook that goes over a
+    limit is not graded (``outcome.error`` says which limit). Safe to call from several
+    threads at once.
     """
     outcome = Outcome(task.student, task.notebook, host=socket.gethostname())
     start = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="grading-") as tmp:
             root = Path(tmp)
-            work = root / "work"
+            work, ipc = root / "work", root / "ipc"
             (root / "tmp").mkdir()
+            ipc.mkdir()
+            work.mkdir()
             for rel, data in task.files.items():
                 target = work / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
-            work.mkdir(exist_ok=True)
-            (work / f"{task.notebook}.ipynb").write_text(task.source, encoding="utf-8")
             config = load_config(task.config_files, task.cli_config, root)
-            config.KernelManager.transport = "ipc"
-            config.KernelManager.ip = str(root / "kernel")
             nb = nbformat.reads(task.source, as_version=4)
+            (work / f"{task.notebook}.ipynb").write_text(_without_hidden_tests(nb, config), encoding="utf-8")
+            for path in [work, *work.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            config.KernelManager.transport = "ipc"
+            config.KernelManager.ip = str(ipc / "kernel")
+            config.KernelManager.connection_file = str(ipc / "kernel.json")
             resources: dict[str, Any] = {
                 "metadata": {"path": str(work), "name": task.notebook},
                 "unique_key": task.notebook,
@@ -166,10 +296,26 @@ def execute(task: Task) -> Outcome:
                 pp = watched(cls)(config=config)
                 pp.grading_timeouts, pp.grading_kernel_died = [], False
                 pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
-                nb, resources = pp(nb, resources)
+                pp.grading_output_limit = task.limits.output
+                if task.bwrap:
+                    pp.grading_sandboxed = True
+                    pp.kernel_manager_class = sandboxed(pp.kernel_manager_class, task, work, ipc)
+                timer = threading.Timer(task.limits.wall, pp.stop, [f"ran for more than {task.limits.wall} s (--wall)"])
+                timer.daemon = True
+                timer.start()
+                try:
+                    nb, resources = pp(nb, resources)
+                finally:
+                    timer.cancel()
                 outcome.timeouts += pp.grading_timeouts
                 outcome.kernel_died = outcome.kernel_died or pp.grading_kernel_died
-            outcome.executed = nbformat.writes(nb)
+                if pp.grading_limit is None and task.bwrap:
+                    pp.grading_limit = over_limit(nb, task.limits, pp.grading_exit_status)
+                if pp.grading_limit is not None:
+                    outcome.error = f"the notebook {pp.grading_limit}"
+                    break
+            else:
+                outcome.executed = nbformat.writes(nb)
     except Exception as err:  # noqa: BLE001 - any failure costs this notebook only
         outcome.error = one_line(err)
     outcome.seconds = time.perf_counter() - start

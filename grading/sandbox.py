@@ -1,0 +1,256 @@
+"""Run a notebook's kernel alone, unprivileged, offline and bounded, under bubblewrap (``bwrap``).
+
+What the kernel sees: a fresh root holding read-only ``/usr``, the Python install and
+environment it runs from, its own work folder (read-only: the notebook and the shipped
+files), a private ``/tmp`` of ``file_size`` bytes, and the one folder of IPC sockets it
+talks to the grader through. It has its own user, mount, PID, IPC, UTS and network
+namespaces (no network at all), no capabilities, and dies with the worker that started it.
+
+The limits are set inside the sandbox, just before the kernel starts, so that they count
+only what the kernel and its children do: address space (``memory``), CPU seconds
+(``cpu``), processes and threads (``procs``) and the size of any file written
+(``file_size``). Processes are only counted for a user that is not root, so a grader
+running as root starts each kernel as a user id of its own (``uid_for_task``); a grader
+running as a normal user gets a user namespace of its own per kernel, in which the count
+starts from zero. ``output`` and ``wall`` are enforced by the grader (:mod:`grading.execute`).
+
+Example
+-------
+>>> limits = Limits.parse(memory="1G", cpu="30")
+>>> limits.memory, limits.cpu, limits.procs
+(1073741824, 30, 256)
+>>> sizes("64M"), sizes("2.5k")
+(67108864, 2560)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+__all__ = ["Limits", "command", "default_bwrap", "probe", "sizes", "uid_for_task"]
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def sizes(text: str) -> int:
+    """Bytes in a size such as ``512M``, ``2G`` or ``1048576`` (binary units, case ignored)."""
+    value = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = value[-1:] if value[-1:] in _UNITS and value[-1:] else ""
+    try:
+        number = float(value[: len(value) - len(unit)])
+    except ValueError:
+        raise ValueError(f"not a size: {text!r} (write it like 512M or 2G)") from None
+    if number <= 0:
+        raise ValueError(f"a size must be more than 0, got {text!r}")
+    return int(number * _UNITS[unit])
+
+
+def shown(size: int) -> str:
+    """A byte count the way the options take it.
+
+    >>> shown(2 << 30), shown(1536 << 20), shown(1000)
+    ('2G', '1536M', '1000')
+    """
+    for unit in "TGMK":
+        if size % _UNITS[unit] == 0:
+            return f"{size // _UNITS[unit]}{unit}"
+    return str(size)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one notebook may use. Sizes in bytes, times in seconds."""
+
+    memory: int = 2 << 30
+    cpu: int = 120
+    procs: int = 256
+    file_size: int = 64 << 20
+    output: int = 16 << 20
+    wall: int = 600
+
+    @classmethod
+    def parse(cls, **given: str | int | None) -> Limits:
+        """Limits from option values (``"2G"``, ``"120"``...); ``None`` keeps the default."""
+        values = {}
+        for f in fields(cls):
+            text = given.get(f.name)
+            if text is None:
+                continue
+            value = sizes(str(text)) if f.name in {"memory", "file_size", "output"} else int(str(text))
+            if value < 1:
+                raise ValueError(f"--{f.name.replace('_', '-')} must be at least 1, got {text}")
+            values[f.name] = value
+        return cls(**values)
+
+
+# Runs inside the sandbox as the kernel's interpreter: drop to the task's user id when started as root,
+# forbid gaining privileges, set the limits, keep other processes from reading this one's memory, then
+# become the kernel (``python -m module`` in this same process, so the last two still hold).
+_WRAPPER = r"""
+import ctypes, json, os, resource, runpy, sys
+cfg = json.loads(sys.argv[1])
+cmd = sys.argv[2:]
+libc = ctypes.CDLL(None, use_errno=True)
+if os.getuid() == 0 and cfg["uid"]:
+    os.setgroups([])
+    os.setresgid(cfg["uid"], cfg["uid"], cfg["uid"])
+    os.setresuid(cfg["uid"], cfg["uid"], cfg["uid"])
+libc.prctl(38, 1, 0, 0, 0)
+for name, value in cfg["limits"]:
+    hard = value + 5 if name == "RLIMIT_CPU" else value
+    resource.setrlimit(getattr(resource, name), (value, hard))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+libc.prctl(4, 0, 0, 0, 0)
+if len(cmd) > 2 and cmd[1] == "-m":
+    sys.argv = [cmd[2], *cmd[3:]]
+    del cfg, libc
+    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+else:
+    os.execv(cmd[0], cmd)
+"""
+
+# Environment variables handed to the kernel (everything else is dropped): locale, plotting back end,
+# and the course's and nbgrader's own settings.
+PASSED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "MPLBACKEND")
+PASSED_PREFIXES = ("NBGRADER_", "ROOFLINE_")
+
+
+def default_bwrap() -> str:
+    """Where bubblewrap is: on the PATH, else Debian's place for it."""
+    return shutil.which("bwrap") or "/usr/bin/bwrap"
+
+
+def uid_for_task() -> int:
+    """The user id a kernel runs as when the grader is root (0 otherwise: the grader's own, in a namespace).
+
+    One per thread of the machine (thread ids are unique while they run), so that kernels
+    running side by side never share a process count.
+    """
+    return 1_000_000_000 + threading.get_native_id() if os.geteuid() == 0 else 0
+
+
+def _python_dirs(interpreter: str) -> list[str]:
+    """The environment and the install an interpreter runs from (outside ``/usr``, which is bound anyway)."""
+    found = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    found.append(str(Path(os.path.realpath(interpreter)).parents[1]))
+    found.append(str(Path(interpreter).absolute().parents[1]))
+    dirs: list[str] = []
+    for path in found:
+        real = os.path.realpath(path)
+        for p in {path, real}:
+            if p not in dirs and not p.startswith("/usr/") and p != "/usr" and os.path.isdir(p):
+                dirs.append(p)
+    return sorted(dirs, key=len)
+
+
+def command(
+    bwrap: str,
+    kernel_cmd: list[str],
+    *,
+    work: Path,
+    ipc: Path,
+    limits: Limits,
+    uid: int,
+    env: dict[str, str],
+) -> list[str]:
+    """The ``bwrap`` command line that runs ``kernel_cmd`` (``[python, -m, module, ...]``) in the sandbox.
+
+    ``work`` is bound read-only and is the working directory; ``ipc`` (the connection
+    file and the kernel's sockets) is bound writable. ``env`` supplies the variables in
+    :data:`PASSED_ENV` and those starting with :data:`PASSED_PREFIXES`.
+    """
+    root = os.geteuid() == 0
+    args = [bwrap, "--die-with-parent", "--new-session"]
+    if root:  # real root sets up the namespaces; the wrapper then becomes `uid`, without capabilities
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    else:
+        args += ["--unshare-all", "--disable-userns", "--cap-drop", "ALL"]
+    args += ["--ro-bind", "/usr", "/usr"]
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = f"/{top}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    args += ["--dev", "/dev", "--perms", "1777", "--size", str(limits.file_size), "--tmpfs", "/tmp"]
+    binds = [(p, "--ro-bind") for p in _python_dirs(kernel_cmd[0])]
+    if os.path.isdir("/etc/fonts"):  # Matplotlib asks fontconfig for the fonts in /usr/share/fonts
+        binds.append(("/etc/fonts", "--ro-bind"))
+    binds += [(str(work), "--ro-bind"), (str(ipc), "--bind")]
+    made: set[str] = {"/", "/tmp", "/usr"}
+    for path, _ in binds:
+        for parent in reversed(Path(path).parents):
+            if str(parent) not in made:
+                made.add(str(parent))
+                args += ["--perms", "0755", "--dir", str(parent)]
+    for path, how in binds:
+        args += [how, path, path]
+    args += ["--chdir", str(work), "--clearenv"]
+    inside = {
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "MPLCONFIGDIR": "/tmp/.matplotlib",
+        "PATH": f"{Path(kernel_cmd[0]).parent}:/usr/bin:/bin",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    inside.update({k: v for k, v in env.items() if k in PASSED_ENV or k.startswith(PASSED_PREFIXES)})
+    for key, value in sorted(inside.items()):
+        args += ["--setenv", key, value]
+    rlimits = [
+        ("RLIMIT_AS", limits.memory),
+        ("RLIMIT_CPU", limits.cpu),
+        ("RLIMIT_NPROC", limits.procs),
+        ("RLIMIT_FSIZE", limits.file_size),
+    ]
+    config = json.dumps({"uid": uid, "limits": rlimits})
+    return [*args, "--", kernel_cmd[0], "-c", _WRAPPER, config, *kernel_cmd]
+
+
+def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:
+    """Why kernels cannot be sandboxed on this machine (one line), or None when they can.
+
+    Starts this interpreter once in the sandbox and imports the kernel there.
+    """
+    if not bwrap:
+        return "bubblewrap (bwrap) is not installed; install it with: apt-get install bubblewrap"
+    if not sys.platform.startswith("linux"):
+        return f"the sandbox needs Linux, this is {sys.platform}"
+    if not os.access(bwrap, os.X_OK):
+        return f"bubblewrap is not at {bwrap}; install it with: apt-get install bubblewrap"
+    with tempfile.TemporaryDirectory(prefix="grading-probe-") as tmp:
+        work, ipc = Path(tmp, "work"), Path(tmp, "ipc")
+        work.mkdir()
+        ipc.mkdir()
+        uid = uid_for_task()
+        if uid:
+            os.chown(ipc, uid, uid)
+        check = [sys.executable, "-m", "ipykernel_launcher", "--version"]
+        argv = command(bwrap, check, work=work, ipc=ipc, limits=limits or Limits(), uid=uid, env={})
+        try:
+            run = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"bubblewrap could not run ({type(err).__name__}: {err})"
+    if run.returncode != 0:
+        lines = [line for line in (run.stderr or run.stdout).splitlines() if line.strip()]
+        detail = lines[-1].strip() if lines else f"exit status {run.returncode}"
+        return f"a kernel cannot start in the sandbox ({detail}); user namespaces may be disabled on this machine"
+    return None
+
+
+def describe(limits: Limits) -> dict[str, str]:
+    """The limits as the options write them, for messages.
+
+    >>> describe(Limits())["memory"]
+    '2G'
+    """
+    return {k: (shown(v) if k in {"memory", "file_size", "output"} else str(v)) for k, v in asdict(limits).items()}

@@ -1,0 +1,252 @@
+"""A hostile class: the grading command runs each notebook alone, offline, unprivileged and bounded.
+
+Honest students are graded beside students whose one Q2 notebook attacks the grader from an
+answer cell: reading the answers, deleting the class's submissions, overwriting the gradebook,
+reaching other kernels and the grader's ports, forking, allocating, writing and printing until
+stopped, and cheating by rebinding the checks. Every attack caps itself (a few hundred
+processes, 8 GB, 1 GB written, 100 MB printed), so a broken sandbox cannot take the machine down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+from grading_support import (
+    ASSIGNMENT,
+    MISTAKES,
+    NOTEBOOKS,
+    ROOT,
+    _reference,
+    build_class,
+    cell_by_id,
+    expected_scores,
+    generated_course,
+    gradebook_scores,
+    grading_command,
+    is_grade_cell,
+    nbgrader,
+    read,
+)
+
+Q2 = NOTEBOOKS[1]
+HONEST = ["reference", "mix_a"]
+ANSWER = "q2_a_answer"
+
+# Code appended to the reference answer of Q2 (a); "{course}" and "{port}" are filled in by the fixture.
+ATTACKS = {
+    "reads_answers": """
+import glob
+for path in ["{course}/solutions/rooflines/q2_int8_weights.ipynb", "{course}/gradebook.db",
+             "{course}/submitted/reference/rooflines/q2_int8_weights.ipynb", "../../../solutions", "/work"]:
+    try:
+        with open(path, "rb") as fh:
+            print("READ", path, fh.read(3000))
+    except OSError as err:
+        print("DENIED", path, type(err).__name__)
+print("FOUND", sorted(glob.glob("{course}/*") + glob.glob("/tmp/pytest-of-*")))
+""",
+    "deletes_submissions": """
+import shutil
+for path in ["../../../submitted", "{course}/submitted", "{course}/autograded"]:
+    shutil.rmtree(path, ignore_errors=True)
+""",
+    "overwrites_gradebook": """
+for path in ["{course}/gradebook.db", "../../../gradebook.db"]:
+    try:
+        with open(path, "wb") as fh:
+            fh.write(b"gone")
+        print("WROTE", path)
+    except OSError as err:
+        print("DENIED", path, type(err).__name__)
+""",
+    "reaches_kernels": """
+import glob, os, socket
+mine = os.path.dirname(os.getcwd())
+found = [p for pattern in ["/tmp/grading-*/ipc/*", "/tmp/*/kernel*", "/root/.local/share/jupyter/runtime/*",
+                           os.path.expanduser("~/.local/share/jupyter/runtime/*")]
+         for p in glob.glob(pattern) if not p.startswith(mine)]
+print("OTHERS", found)
+for path in found[:20]:
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(1)
+            sock.connect(path)
+            sock.sendall(b"print('hello from another kernel')")
+            print("SENT", path)
+    except OSError as err:
+        print("DENIED", path, type(err).__name__)
+""",
+    "calls_the_grader": """
+import socket
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"hello")
+    print("CONNECTED")
+except OSError as err:
+    print("NO NETWORK", type(err).__name__)
+""",
+    "forks": """
+import os, time
+for _ in range(400):
+    if os.fork() == 0:
+        time.sleep(30)
+        os._exit(0)
+""",
+    "allocates": """
+hoard = []
+for _ in range(128):  # 8 GB at most
+    hoard.append(bytearray(64 << 20))
+""",
+    "writes": """
+with open("/tmp/fill", "wb") as fh:
+    for _ in range(1024):  # 1 GB at most
+        fh.write(bytes(1 << 20))
+""",
+    "prints": """
+for _ in range(100):  # 100 MB
+    print("x" * (1 << 20))
+""",
+    # wrong answers (mix_b's), with the checks rigged to pass
+    "rebinds_checks": MISTAKES["mix_b"][Q2]["q2_a_answer"] + "\n\nisclose = lambda *args, **kwargs: True\n",
+    "patches_builtins": MISTAKES["mix_b"][Q2]["q2_a_answer"]
+    + "\n\nimport builtins\nbuiltins.isinstance = lambda *args: True\n",
+}
+# Students whose notebook is not graded, and a word of the reason listed for it.
+REFUSED = {
+    "forks": "processes",
+    "allocates": "memory",
+    "writes": "file size",
+    "prints": "output",
+    "rebinds_checks": "checking machinery",
+    "patches_builtins": "checking machinery",
+}
+LIMITS = ["--procs", "256", "--memory", "2G", "--file-size", "64M", "--output", "16M", "--wall", "120"]
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def _outputs(path: Path) -> str:
+    """Everything a notebook's cells printed or raised, as one string."""
+    return json.dumps([cell.get("outputs", []) for cell in read(path).cells])
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    course = generated_course(tmp_path_factory.mktemp("sandbox") / "course")
+    build_class(course, HONEST)
+    release = ROOT / "exercises" / ASSIGNMENT
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    for student, attack in ATTACKS.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        for shipped in ("feedback.py", "feedback.csv"):
+            (folder / shipped).write_bytes((release / shipped).read_bytes())
+        nb = _reference(read(release / f"{Q2}.ipynb"), read(ROOT / "solutions" / ASSIGNMENT / f"{Q2}.ipynb"))
+        cell = cell_by_id(nb, ANSWER)
+        code = attack.replace("{course}", str(course)).replace("{port}", str(port))
+        cell.source = code if attack.startswith("def ") else cell.source + "\n" + code
+        (folder / f"{Q2}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    before = _digest(course / "submitted")
+    run = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", "30", *LIMITS, timeout=300)
+    try:
+        connection, _ = listener.accept()
+        connection.close()
+        called = True
+    except BlockingIOError:
+        called = False
+    listener.close()
+    listed = json.loads((course / "autograded" / f"grading-{ASSIGNMENT}.json").read_text())["problems"]
+    return {
+        "course": course,
+        "run": run,
+        "before": before,
+        "after": _digest(course / "submitted"),
+        "scores": gradebook_scores(course),
+        "problems": {(p["student"], p["notebook"]): p for p in listed},
+        "called": called,
+    }
+
+
+def _log(graded: dict) -> str:
+    return graded["run"].stdout[-3000:] + graded["run"].stderr[-3000:]
+
+
+@pytest.mark.parametrize("student", HONEST)
+def test_honest_students_score_as_when_graded_alone(graded: dict, student: str) -> None:
+    got = {nb: sum(score for score, _ in cells.values()) for nb, cells in graded["scores"][student].items()}
+    assert got == pytest.approx(expected_scores()[student]), _log(graded)
+
+
+def test_submissions_and_gradebook_are_intact(graded: dict) -> None:
+    assert graded["after"] == graded["before"]
+    with sqlite3.connect(graded["course"] / "gradebook.db") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert not graded["called"], "a kernel reached a port of the grader's machine"
+
+
+@pytest.mark.parametrize("student", sorted(set(ATTACKS) - set(REFUSED)))
+def test_attacks_that_fail_cost_nothing_and_reach_nothing(graded: dict, student: str) -> None:
+    """The attack finds nothing to read, delete, overwrite or reach; the honest answers still score in full."""
+    cells = graded["scores"][student][Q2]
+    assert all(score == top for score, top in cells.values()), (cells, _log(graded))
+    text = _outputs(graded["course"] / "autograded" / student / ASSIGNMENT / f"{Q2}.ipynb")
+    for leak in ("READ", "WROTE", "SENT", "CONNECTED"):
+        assert f'"{leak} ' not in text and f'"{leak}\\n' not in text, (leak, text[:2000])
+    assert "OTHERS []" in text or student != "reaches_kernels", text[:2000]
+    assert "FOUND []" in text or student != "reads_answers", text[:2000]
+    assert (student, Q2) not in graded["problems"]
+
+
+@pytest.mark.parametrize("student", sorted(REFUSED))
+def test_attacks_that_go_over_a_limit_or_cheat_score_zero_with_a_reason(graded: dict, student: str) -> None:
+    cells = graded["scores"][student][Q2]
+    assert all(score == 0 for score, _ in cells.values()), cells
+    problem = graded["problems"][(student, Q2)]
+    assert not problem["graded"] and REFUSED[student] in problem["reason"], problem
+    assert "\n" not in problem["reason"]
+    assert any(line.strip().startswith(f"{student} / {Q2}: not graded") for line in graded["run"].stdout.splitlines())
+    assert not (graded["course"] / "autograded" / student / ASSIGNMENT / f"{Q2}.ipynb").exists()
+
+
+def test_no_hidden_test_reaches_an_answer_or_the_feedback(graded: dict) -> None:
+    """Hidden tests run as cells: nothing a student's own cells print, nor the feedback, shows them."""
+    course = graded["course"]
+    for path in (course / "autograded").rglob("*.ipynb"):
+        text = json.dumps([c.get("outputs", []) for c in read(path).cells if not is_grade_cell(c)])
+        assert "HIDDEN TESTS" not in text and "hidden_" not in text, path
+    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
+    assert feedback.returncode == 0, feedback.stderr[-3000:]
+    pages = list((course / "feedback").rglob("*.html"))
+    assert len(pages) == len(HONEST) * len(NOTEBOOKS) + len(ATTACKS) - len(REFUSED)
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in text and "hidden_shapes" not in text, page
+
+
+def test_the_run_lists_only_the_refused_notebooks(graded: dict) -> None:
+    assert graded["run"].returncode == 1, _log(graded)
+    assert set(graded["problems"]) == {(student, Q2) for student in REFUSED}, graded["problems"]
+
+
+def test_without_a_sandbox_the_command_refuses_unless_unsafe(graded: dict) -> None:
+    course = graded["course"]
+    only = ["--student=reference", f"--notebook={Q2}", "--force"]
+    refused = grading_command(course, "autograde", ASSIGNMENT, "--bwrap", str(course / "no-bwrap"), *only)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "--unsafe" in refused.stderr, refused.stderr
+    assert "bubblewrap" in refused.stderr and refused.stdout == ""
+    unsafe = grading_command(course, "autograde", ASSIGNMENT, "--bwrap", str(course / "no-bwrap"), "--unsafe", *only)
+    assert "Graded 1 notebooks" in unsafe.stdout, unsafe.stdout + unsafe.stderr
+    assert f"[1/1] reference / {Q2}: graded" in unsafe.stderr and unsafe.stderr.count("--unsafe") == 1
+    cells = gradebook_scores(course)["reference"][Q2]
+    assert all(score == top for score, top in cells.values())
