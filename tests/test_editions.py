@@ -56,9 +56,16 @@ def messages(lang: str, catalog: Path) -> list:
         return [m for m in read_po(fh, locale=lang) if m.id]
 
 
+def _role(role: str) -> str:
+    """A role as a translation must keep it: ``{ref}`text <target>``` keeps its target, not its text."""
+    name, content = role.split("`", 1)
+    target = re.search(r"<([^<>]+)>`$", content)
+    return f"{name}`<{target.group(1)}>`" if target else role
+
+
 def markup(text: str) -> Counter[str]:
     """The pieces of a message that a translation must carry over unchanged."""
-    pieces = _ROLE.findall(text) + _MATH.findall(text) + _PLACEHOLDER.findall(text)
+    pieces = [_role(r) for r in _ROLE.findall(text)] + _MATH.findall(text) + _PLACEHOLDER.findall(text)
     rest = _MATH.sub(" ", _ROLE.sub(" ", text))
     pieces += _CODE.findall(rest) + [f"]({t})" for t in _TARGET.findall(rest)]
     return Counter(" ".join(p.split()) for p in pieces)
@@ -86,6 +93,8 @@ def test_markup_and_numbers_helpers_notice_what_they_must():
     assert markup(en) != markup(good.replace("q1_b", "q2_b"))  # another glued value
     assert markup(en) != markup(good.replace("$2BDF$", "$2BD$"))  # edited math
     assert markup(en) != markup(good.replace("(errata.md)", "(intro.md)"))  # another target
+    assert markup("see {ref}`how numbers are shown <numbers>`") == markup("{ref}`수를 보여 주는 방식 <numbers>` 참고")
+    assert markup("see {ref}`how numbers are shown <numbers>`") != markup("{ref}`수 <intro>` 참고")
     assert not set(_NUMBER.findall(prose("약 240 토큰"))) <= set(_NUMBER.findall("about {glue:text}`b` tokens"))
     assert needs_translation("The ridge point of the chip") and not needs_translation("TPU v5e (Trillium)")
 
