@@ -112,7 +112,7 @@ def sandboxed(base: type, task: Task, work: Path, ipc: Path) -> type:
     """
     bwrap = task.bwrap or ""
 
-    class Sandboxed(base):  # type: ignore[misc, valid-type]
+    class Sandboxed(base):
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
             uid = uid_for_task()
             if uid:  # the kernel runs as its own user: it must be able to read its connection file
@@ -253,7 +253,7 @@ def _without_hidden_tests(nb: Any, config: Config) -> str:
     for cell in copy.cells:
         if cell.cell_type == "code":
             clear._remove_hidden_test_region(cell)
-    return nbformat.writes(copy)
+    return str(nbformat.writes(copy))
 
 
 def execute(task: Task) -> Outcome:

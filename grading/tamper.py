@@ -217,10 +217,9 @@ def _problem(tree: ast.Module, protected: set[str], imports: dict[str, set[tuple
             if node.attr == "format":
                 if not isinstance(node.value, ast.Constant):
                     return "calls .format on a string built at run time", line
-                fields = set(re.findall(r"\w+", str(node.value.value)))
-                hit = {w for w in fields & DENIED_ATTRIBUTES if "_" in w}
-                if hit:
-                    return f"a format string reading .{min(hit)}", line
+                read = {w for w in re.findall(r"\w+", str(node.value.value)) if w in DENIED_ATTRIBUTES and "_" in w}
+                if read:
+                    return f"a format string reading .{min(read)}", line
             if isinstance(node.value, ast.Name) and node.value.id in protected and node.attr in MUTATORS:
                 return f"changes {node.value.id}, which the checks use", line
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -249,7 +248,8 @@ def check(nb: Any) -> str | None:
     grader restores (locked setup cells and test cells) are the checks. The names the checks
     read from the namespace, where the checks or Python's builtins define them, are protected.
     """
-    instructor, student = [], []
+    instructor: list[tuple[str, ast.Module]] = []
+    student: list[tuple[str, ast.Module]] = []
     for index, cell in enumerate(nb.cells):
         if cell.get("cell_type") != "code":
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import io
 import pickle
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -16,15 +17,28 @@ import grading.problems
 import grading.progress
 import grading.report
 import grading.sample
+import grading.sandbox
+import grading.tamper
 from grading.cli import main
 from grading.cluster import _Call
+from grading.execute import over_limit
 from grading.problems import Problem, load, merge, problems_path, save
 from grading.progress import Progress
 from grading.report import ClassResults, misconception_rows, score_rows
+from grading.sandbox import Limits, command, sizes
 
 
 @pytest.mark.parametrize(
-    "module", [grading.execute, grading.problems, grading.progress, grading.report, grading.sample]
+    "module",
+    [
+        grading.execute,
+        grading.problems,
+        grading.progress,
+        grading.report,
+        grading.sample,
+        grading.sandbox,
+        grading.tamper,
+    ],
 )
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
@@ -108,3 +122,130 @@ def test_figure_is_written(tmp_path: Path) -> None:
 def test_bad_worker_count_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["autograde", "hw1", "--workers", "0"]) == 2
     assert "--workers" in capsys.readouterr().err
+
+
+def test_bad_limits_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["autograde", "hw1", "--memory", "lots"]) == 2
+    assert "512M or 2G" in capsys.readouterr().err
+    assert main(["autograde", "hw1", "--procs", "0"]) == 2
+    assert "--procs must be at least 1" in capsys.readouterr().err
+    assert sizes("1.5G") == 3 << 29 and sizes("64m") == 64 << 20 and sizes("4096") == 4096
+    with pytest.raises(ValueError, match="more than 0"):
+        sizes("-1M")
+
+
+def test_sandbox_binds_nothing_of_the_course(tmp_path: Path) -> None:
+    work, ipc = tmp_path / "work", tmp_path / "ipc"
+    argv = command(
+        "/usr/bin/bwrap",
+        [sys.executable, "-m", "ipykernel_launcher", "-f", str(ipc / "k.json")],
+        work=work,
+        ipc=ipc,
+        limits=Limits(),
+        uid=0,
+        env={"SECRET_TOKEN": "x", "ROOFLINE_LANG": "ko", "MPLBACKEND": "Agg"},
+    )
+    binds = {(arg, argv[i + 1]) for i, arg in enumerate(argv) if arg in {"--bind", "--ro-bind"}}
+    assert ("--ro-bind", str(work)) in binds and ("--bind", str(ipc)) in binds
+    assert [path for how, path in binds if how == "--bind"] == [str(ipc)]  # the only writable folder
+    root = Path(__file__).resolve().parents[1]
+    for _, path in binds:  # of the course, only its environment
+        assert not Path(path).is_relative_to(root) or Path(path).is_relative_to(root / ".venv"), path
+    assert "--die-with-parent" in argv and "--new-session" in argv and "--clearenv" in argv
+    assert {"--unshare-net", "--unshare-all"} & set(argv) and "--share-net" not in argv
+    passed = {argv[i + 1] for i, arg in enumerate(argv) if arg == "--setenv"}
+    assert {"ROOFLINE_LANG", "MPLBACKEND"} <= passed and "SECRET_TOKEN" not in passed
+
+
+def _notebook(ename: str, evalue: str) -> object:
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    cell = new_code_cell(outputs=[new_output("error", ename=ename, evalue=evalue, traceback=[])])
+    return new_notebook(cells=[cell])
+
+
+def test_limits_are_told_apart_from_ordinary_errors() -> None:
+    limits = Limits(cpu=7, procs=9, file_size=1 << 20)
+    assert over_limit(_notebook("AssertionError", "[q1.a.wrong] no"), limits, None) is None
+    assert over_limit(_notebook("ValueError", "bad"), limits, 1) is None
+    assert "CPU time limit (7, --cpu)" in str(over_limit(_notebook("ValueError", "x"), limits, 128 + 24))
+    assert "file size limit (1M" in str(over_limit(_notebook("OSError", "[Errno 27] File too large"), limits, None))
+    assert "file size" in str(over_limit(_notebook("OSError", "[Errno 28] No space left on device"), limits, None))
+    blocked = _notebook("BlockingIOError", "[Errno 11] Resource temporarily unavailable")
+    assert "processes limit (9, --procs)" in str(over_limit(blocked, limits, None))
+    assert "memory" in str(over_limit(_notebook("_ArrayMemoryError", "Unable to allocate 8 GiB"), limits, None))
+
+
+HONEST_CELLS = [
+    "def bytes_loaded(B, D, F):\n    return B * D + D * F",
+    "from math import isclose\nimport numpy as np\nx = np.arange(3)",
+    "import os\nos._exit(1)",
+    "B, D, F = 4, 3, 5\nsum = 0\nfor i in range(3):\n    sum += i",
+    'def bytes_loaded(B, D, F):\n    """Counts the modules and bytes."""\n    return B * D + D * F',
+    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.set_xlabel('batch')\nplt.rcParams['font.size'] = 9",
+    "class Chip:\n    def __init__(self, peak):\n        self.peak = peak",
+    "x = 1 +",  # does not parse: fails when it runs, not here
+    "print(f'{3.0:.2f}', '{:.1f}'.format(2))",
+]
+CHEATS = {
+    "isclose = lambda *a, **k: True": "rebinds isclose",
+    "import math\nmath.isclose = lambda *a, **k: True": "assigns math.isclose",
+    "import builtins\nbuiltins.abs = abs": "imports builtins",
+    "__builtins__.isinstance = lambda *a: True": "__builtins__",
+    "class AssertionError(Exception):\n    pass": "rebinds AssertionError",
+    "def hint(*a, **k):\n    return ''": "rebinds hint",
+    "from numpy import isclose": "rebinds isclose",
+    "import numpy as isclose": "rebinds isclose",
+    "import sys\nsys.modules['feedback'].matches = None": "imports sys",
+    "globals()['matches'] = None": "uses globals",
+    "print(In[3])": "uses In",
+    "print(_i2)": "uses _i2",
+    "exec('isclose = 1')": "uses exec",
+    "f = getattr(math, 'isclose')": "uses getattr",
+    "def f():\n    global isclose\n    isclose = 1": "rebinds isclose",
+    "x = (lambda: 0).__globals__": "uses .__globals__",
+    "'{0.__globals__}'.format(print)": "__globals__",
+    "Real.register(str)": "changes Real",
+    "INT8_OPS_PER_S = 1": "rebinds INT8_OPS_PER_S",
+    "%cd /tmp": "IPython magics",
+    "from math import *": "imports *",
+    "from unittest import mock": "imports unittest",
+    "import gc, inspect": "imports gc",
+    "def bytes_loaded(B, D, F):\n    return 0\n\n\ndef __eq__(a, b):\n    return True": "defines __eq__",
+}
+
+
+def _q1_with(source: str) -> object:
+    from grading_support import ROOT, cell_by_id, read
+
+    nb = read(ROOT / "exercises" / "rooflines" / "q1_int8_matmul.ipynb")
+    cell_by_id(nb, "q1_a_answer").source = source
+    return nb
+
+
+@pytest.mark.parametrize("source", HONEST_CELLS)
+def test_plain_answers_pass_the_tamper_check(source: str) -> None:
+    assert grading.tamper.check(_q1_with(source)) is None
+
+
+@pytest.mark.parametrize("source", sorted(CHEATS))
+def test_answers_that_change_the_checks_are_refused(source: str) -> None:
+    found = grading.tamper.check(_q1_with(source))
+    assert found is not None and CHEATS[source] in found and "(cell q1_a_answer, line " in found, found
+
+
+def test_a_cell_the_student_added_is_checked_too() -> None:
+    from nbformat.v4 import new_code_cell
+
+    nb = _q1_with("def bytes_loaded(B, D, F):\n    return B * D + D * F")
+    nb.cells.insert(1, new_code_cell("isclose = max"))
+    assert "rebinds isclose" in str(grading.tamper.check(nb))
+
+
+def test_every_test_students_notebook_passes_the_tamper_check(tmp_path: Path) -> None:
+    from grading_support import NOTEBOOKS, STUDENTS, build_class, read
+
+    build_class(tmp_path, [s for s in STUDENTS if s != "corrupt"])
+    for path in sorted((tmp_path / "submitted").rglob("*.ipynb")):
+        assert grading.tamper.check(read(path)) is None, path
+    assert len(list((tmp_path / "submitted").rglob("*.ipynb"))) == (len(STUDENTS) - 1) * len(NOTEBOOKS)
