@@ -1,33 +1,43 @@
-"""The built book, loaded page by page in headless Chromium.
+"""The built book, loaded page by page in headless Chromium, in every edition.
 
-Serves ``_build/html`` on localhost and checks, for every chapter, that the
-math was typeset (no raw ``$$`` left), every image loaded, the problem answers
-start folded and open on a click, and that no request went anywhere but
-localhost. A full-page screenshot of each chapter is written to
-``_build/screenshots/`` for review.
+Serves ``_build/html`` on localhost and checks every page of ``_toc.yml`` in the
+English, Korean and Chinese editions (``_build/html``, ``_build/html/ko``,
+``_build/html/zh``): the math was typeset (no raw ``$$`` left), every image
+loaded, no request went anywhere but localhost, ``<html lang>`` names the
+edition, the language switcher and the ``hreflang`` links lead to the same page
+in the other editions (one link per page is followed), and a translated page's
+figures are its own renderings rather than the English image files. Each
+edition's search page must find a term of that edition's text, and the problem
+answers start folded and open on a click. A full-page screenshot of every page
+is written to ``_build/screenshots/<edition>/`` for review.
 
-Needs Debian's ``chromium`` (``make test`` installs it when run as root) and
-a built book (``make test`` builds it). It fails, rather than skips, when either is
-missing, so that CI cannot pass without running it.
+Needs Debian's ``chromium`` and ``fonts-noto-cjk`` (``tools/install-browser.sh``
+installs them when run as root) and a built book with its editions (``make book``).
+It fails, rather than skips, when any of them is missing, so that CI cannot pass
+without running it.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import json
 import re
 import shutil
+import subprocess
 import threading
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import quote, urljoin, urlparse
 
 import pytest
 import yaml
+from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+EDITIONS = ("en", "ko", "zh")
 
 
 def _toc_pages() -> list[str]:
@@ -37,6 +47,11 @@ def _toc_pages() -> list[str]:
     for part in toc.get("parts", []):
         pages += [chapter["file"] for chapter in part["chapters"]]
     return pages
+
+
+def _path(edition: str, page_name: str) -> str:
+    """A page's path in an edition, relative to the site root: ``ko/book/intro.html``."""
+    return ("" if edition == "en" else f"{edition}/") + f"{page_name}.html"
 
 
 PAGES = _toc_pages()
@@ -54,6 +69,17 @@ PAGES_WITH_FIGURES = {
     "book/problems": 1,
     "book/measure-your-machine": 2,
 }
+# Words each edition's text uses, as a reader would type them into the search box:
+# the glossary's (book/glossary.csv) terms for "roofline" and "arithmetic intensity",
+# or for Chinese also a word of the index alone (jieba cuts 算术强度 into 算术 + 强度).
+SEARCH_TERMS = [
+    pytest.param("en", "roofline", id="en-roofline"),
+    pytest.param("en", "arithmetic intensity", id="en-arithmetic-intensity"),
+    pytest.param("ko", "루프라인", id="ko-roofline"),
+    pytest.param("ko", "산술 강도", id="ko-arithmetic-intensity"),
+    pytest.param("zh", "屋顶线", id="zh-roofline"),
+    pytest.param("zh", "算术", id="zh-arithmetic"),
+]
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -74,8 +100,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server():
-    if not (HTML / "index.html").is_file():
-        pytest.fail(f"{HTML} has no built book; run `make book` first")
+    missing = [_path(e, "index")[:-5] for e in EDITIONS if not (HTML / _path(e, "index")).is_file()]
+    if missing:
+        pytest.fail(f"{HTML} lacks the built editions {missing}; run `make book` first")
     handler = functools.partial(_QuietHandler, directory=str(HTML))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -85,10 +112,23 @@ def server():
     httpd.server_close()
 
 
+def _has_font(lang: str) -> bool:
+    """Whether fontconfig knows a font for ``lang`` (``ko``, ``zh-cn``), as Chromium asks it."""
+    if shutil.which("fc-list"):
+        listed = subprocess.run(["fc-list", f":lang={lang}", "family"], capture_output=True, text=True, check=False)
+        return bool(listed.stdout.strip())
+    return any(Path("/usr/share/fonts").rglob("*CJK*"))  # fontconfig's library without its tools
+
+
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def tab(tmp_path_factory):
+    """One Chromium tab, reused by every test; ``tab.outside`` lists requests that left localhost."""
     if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium not found; install it with `sudo apt-get install chromium` and run the tests again")
+        pytest.fail("Chromium not found; install it with `sudo bash tools/install-browser.sh` and run the tests again")
+    for lang in ("ko", "zh-cn"):
+        if not _has_font(lang):
+            pytest.fail(f"no font for {lang} text, so its edition's screenshots would show boxes; "
+                        "install Debian's fonts-noto-cjk with `sudo bash tools/install-browser.sh`")
     from playwright.sync_api import sync_playwright
 
     profile = tmp_path_factory.mktemp("chromium-profile")
@@ -101,77 +141,147 @@ def browser(tmp_path_factory):
             ignore_default_args=["--enable-automation"],
             viewport={"width": 1280, "height": 900},
         )
-        yield context
+        page = context.pages[0] if context.pages else context.new_page()
+        page.outside = []
+
+        def watch(request) -> None:
+            url = urlparse(request.url)
+            if url.scheme not in ("data", "blob", "about") and url.hostname not in ("127.0.0.1", "localhost"):
+                page.outside.append(request.url)
+
+        page.on("request", watch)
+        yield page
         context.close()
 
 
-def _open(browser, server: str, page_name: str):
-    """Load a page; return it with the list of off-machine requests it made."""
-    page = browser.new_page()
-    outside: list[str] = []
-
-    def watch(request) -> None:
-        url = urlparse(request.url)
-        if url.scheme in ("data", "blob", "about"):
-            return
-        if url.hostname not in ("127.0.0.1", "localhost"):
-            outside.append(request.url)
-
-    page.on("request", watch)
-    page.goto(f"{server}/{page_name}.html", wait_until="networkidle")
-    if page.locator("script[src*='mathjax']").count():
+def _open(tab, url: str):
+    """Load a page in the shared tab and wait until its math is typeset and its fonts are in."""
+    tab.outside.clear()
+    tab.goto(url, wait_until="load")
+    if tab.locator("script[src*='mathjax']").count():
         # MathJax 3 exposes a promise that resolves once the page is typeset.
-        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
-        page.evaluate("() => MathJax.startup.promise")
-    page.wait_for_load_state("networkidle")
-    return page, outside
+        tab.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
+        tab.evaluate("() => MathJax.startup.promise")
+    # Images of the page are in at "load"; the fonts MathJax and the text ask for after it are not.
+    tab.evaluate("() => document.fonts.ready.then(() => true)")
+    return tab
 
 
-@pytest.mark.parametrize("page_name", PAGES)
-def test_page_renders_offline(browser, server, page_name):
-    page, outside = _open(browser, server, page_name)
-    try:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{page_name.split('/')[-1]}.png"), full_page=True)
-
-        text = page.inner_text("article")
-        assert "$$" not in text, f"{page_name}: raw $$ left in the page, so MathJax did not typeset it"
-        assert not re.search(r"\|\s*[-—–:]{1,}\s*\|", text), (
-            f"{page_name}: a Markdown table was printed raw instead of rendered"
-        )
-        assert "\\frac" not in text and "\\text{" not in text, f"{page_name}: raw TeX left in the page"
-        n_math = page.locator("mjx-container").count()
-        if page_name in PAGES_WITH_MATH:
-            assert n_math > 0, f"{page_name}: no typeset math found (is MathJax served from the build?)"
-
-        images = page.eval_on_selector_all(
-            "article img", "imgs => imgs.map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0, i.alt])"
-        )
-        broken = [src for src, ok, _ in images if not ok]
-        assert not broken, f"{page_name}: images that did not load: {broken}"
-        expected = PAGES_WITH_FIGURES.get(page_name, 0)
-        assert len(images) >= expected, f"{page_name}: expected {expected} figures, found {len(images)}"
-        for src, _, alt in images:
-            if page_name in PAGES_WITH_FIGURES:
-                assert alt and len(alt) > 40, f"{page_name}: figure {src} has no useful alt text ({alt!r})"
-
-        assert not outside, f"{page_name}: requests left the machine: {outside}"
-    finally:
-        page.close()
+def _switcher(tab) -> list[tuple[str, str, str | None]]:
+    """The language switcher's links: ``(hreflang, absolute URL, aria-current)``."""
+    return tab.eval_on_selector_all(
+        "nav.edition-switcher a",
+        "as => as.map(a => [a.getAttribute('hreflang'), a.href, a.getAttribute('aria-current')])",
+    )
 
 
-def test_answers_folded_and_open_on_click(browser, server):
-    page, outside = _open(browser, server, "book/problems")
-    try:
-        solutions = page.locator("div.solution")
-        assert solutions.count() == 5, f"expected 5 answers on the problems page, found {solutions.count()}"
-        for i in range(5):
-            sol = solutions.nth(i)
-            body = sol.locator(".solution-content, section").first
-            assert not body.is_visible(), f"answer {i + 1} is open on load; it should start folded"
-            sol.locator("button.toggle-button").first.click()
-            body.wait_for(state="visible", timeout=5_000)
-            assert body.is_visible(), f"answer {i + 1} did not open when clicked"
-        assert not outside, f"requests left the machine: {outside}"
-    finally:
-        page.close()
+def _english_figures(page_name: str) -> dict[str, bytes]:
+    """The image files the English page shows, read from the build: ``{src: bytes}``."""
+    html = HTML / _path("en", page_name)
+    soup = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
+    return {img["src"]: (html.parent / img["src"]).read_bytes() for img in soup.select("article img")}
+
+
+def _search_index(edition: str) -> str:
+    """An edition's ``searchindex.js`` as text, its ``\\uXXXX`` escapes decoded."""
+    raw = (HTML / ("" if edition == "en" else edition) / "searchindex.js").read_text(encoding="utf-8")
+    return json.dumps(json.loads(raw[raw.index("(") + 1 : raw.rindex(")")]), ensure_ascii=False)
+
+
+CASES = [pytest.param(e, p, id=f"{e}-{p.split('/')[-1]}") for e in EDITIONS for p in PAGES]
+
+
+@pytest.mark.parametrize(("edition", "page_name"), CASES)
+def test_page_renders_offline(tab, server, edition, page_name):
+    here = f"{server}/{_path(edition, page_name)}"
+    _open(tab, here)
+    shots = SHOTS / edition
+    shots.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(shots / f"{page_name.split('/')[-1]}.png"), full_page=True)
+    where = f"{edition}/{page_name}"
+
+    assert tab.get_attribute("html", "lang") == edition, f"{where}: <html lang> is not {edition!r}"
+
+    text = tab.inner_text("article")
+    assert "$$" not in text, f"{where}: raw $$ left in the page, so MathJax did not typeset it"
+    assert not re.search(r"\|\s*[-—–:]{1,}\s*\|", text), f"{where}: a Markdown table was printed raw instead of rendered"
+    assert "\\frac" not in text and "\\text{" not in text, f"{where}: raw TeX left in the page"
+    if page_name in PAGES_WITH_MATH:
+        assert tab.locator("mjx-container").count() > 0, f"{where}: no typeset math found (is MathJax served from the build?)"
+
+    images = tab.eval_on_selector_all(
+        "article img",
+        "imgs => imgs.map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0, i.alt, i.currentSrc])",
+    )
+    broken = [src for src, ok, _, _ in images if not ok]
+    assert not broken, f"{where}: images that did not load: {broken}"
+    expected = PAGES_WITH_FIGURES.get(page_name, 0)
+    assert len(images) >= expected, f"{where}: expected {expected} figures, found {len(images)}"
+    for src, _, alt, _ in images:
+        if page_name in PAGES_WITH_FIGURES:
+            assert alt and len(alt) > 40, f"{where}: figure {src} has no useful alt text ({alt!r})"
+    if edition != "en":
+        english = _english_figures(page_name)
+        assert len(images) == len(english), f"{where}: {len(images)} figures, the English page has {len(english)}"
+        for src, _, _, url in images:
+            assert urlparse(url).path.startswith(f"/{edition}/"), f"{where}: figure {src} is not the edition's own file"
+            shown = (HTML / urlparse(url).path.lstrip("/")).read_bytes()
+            same = [name for name, data in english.items() if data == shown]
+            assert not same, f"{where}: figure {src} is the English image {same[0]}, not a {edition} rendering"
+
+    alternates = dict(tab.eval_on_selector_all(
+        "head link[rel=alternate][hreflang]", "ls => ls.map(l => [l.getAttribute('hreflang'), l.href])"
+    ))
+    assert set(alternates) == set(EDITIONS), f"{where}: hreflang links for {sorted(alternates)}, not {EDITIONS}"
+    links = _switcher(tab)
+    assert sorted(lang for lang, _, _ in links) == sorted(EDITIONS), f"{where}: switcher offers {links}"
+    assert [lang for lang, _, cur in links if cur == "page"] == [edition], f"{where}: switcher marks {links} as current"
+    for lang, url, _ in links:
+        target = _path(lang, page_name)
+        assert urlparse(url).path == f"/{target}", f"{where}: the {lang} link goes to {url}, not {target}"
+        assert urlparse(alternates[lang]).path == f"/{target}", f"{where}: hreflang={lang} is {alternates[lang]}"
+        assert (HTML / target).is_file(), f"{where}: the {lang} link goes to {target}, which was not built"
+    assert not tab.outside, f"{where}: requests left the machine: {tab.outside}"
+
+    # Follow one link of the switcher: each page tries a different language, so that
+    # over the book every edition's switcher is followed to both other editions.
+    others = [e for e in EDITIONS if e != edition]
+    lang = others[PAGES.index(page_name) % len(others)]
+    tab.click(f"nav.edition-switcher a[hreflang='{lang}']")
+    tab.wait_for_url(f"{server}/{_path(lang, page_name)}", wait_until="domcontentloaded")
+    assert tab.get_attribute("html", "lang") == lang, f"{where}: the {lang} link landed on a page in another language"
+    assert [e for e, _, cur in _switcher(tab) if cur == "page"] == [lang], (
+        f"{where}: after following the {lang} link, the switcher does not mark {lang} as current"
+    )
+    assert tab.inner_text("article h1"), f"{where}: the {lang} page has no heading"
+    assert not tab.outside, f"{where}: requests left the machine: {tab.outside}"
+
+
+@pytest.mark.parametrize(("edition", "term"), SEARCH_TERMS)
+def test_search_finds_term(tab, server, edition, term):
+    prefix = "" if edition == "en" else f"{edition}/"
+    index = _search_index(edition)
+    missing = [word for word in term.split() if word not in index]
+    assert not missing, f"{edition}: {missing} not in searchindex.js, so searching {term!r} cannot show the search works"
+    _open(tab, f"{server}/{prefix}search.html?q={quote(term)}")
+    tab.wait_for_function("() => typeof Search !== 'undefined' && Search.status && Search.status.innerText.length > 0", timeout=20_000)
+    results = tab.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.href)")
+    assert results, f"{edition}: searching {term!r} found nothing: {tab.inner_text('#search-results')!r}"
+    stray = [url for url in results if not urlparse(url).path.startswith(f"/{prefix}")]
+    assert not stray, f"{edition}: searching {term!r} led out of the edition to {stray}"
+    assert not tab.outside, f"{edition}: search made requests that left the machine: {tab.outside}"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_answers_folded_and_open_on_click(tab, server, edition):
+    _open(tab, f"{server}/{_path(edition, 'book/problems')}")
+    solutions = tab.locator("div.solution")
+    assert solutions.count() == 5, f"{edition}: expected 5 answers on the problems page, found {solutions.count()}"
+    for i in range(5):
+        sol = solutions.nth(i)
+        body = sol.locator(".solution-content, section").first
+        assert not body.is_visible(), f"{edition}: answer {i + 1} is open on load; it should start folded"
+        sol.locator("button.toggle-button").first.click()
+        body.wait_for(state="visible", timeout=5_000)
+        assert body.is_visible(), f"{edition}: answer {i + 1} did not open when clicked"
+    assert not tab.outside, f"{edition}: requests left the machine: {tab.outside}"
