@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
-from urllib.parse import quote, urljoin, urlparse
+from urllib.parse import quote, urlparse
 
 import pytest
 import yaml
@@ -127,8 +127,10 @@ def tab(tmp_path_factory):
         pytest.fail("Chromium not found; install it with `sudo bash tools/install-browser.sh` and run the tests again")
     for lang in ("ko", "zh-cn"):
         if not _has_font(lang):
-            pytest.fail(f"no font for {lang} text, so its edition's screenshots would show boxes; "
-                        "install Debian's fonts-noto-cjk with `sudo bash tools/install-browser.sh`")
+            pytest.fail(
+                f"no font for {lang} text, so its edition's screenshots would show boxes; "
+                "install Debian's fonts-noto-cjk with `sudo bash tools/install-browser.sh`"
+            )
     from playwright.sync_api import sync_playwright
 
     profile = tmp_path_factory.mktemp("chromium-profile")
@@ -204,10 +206,14 @@ def test_page_renders_offline(tab, server, edition, page_name):
 
     text = tab.inner_text("article")
     assert "$$" not in text, f"{where}: raw $$ left in the page, so MathJax did not typeset it"
-    assert not re.search(r"\|\s*[-—–:]{1,}\s*\|", text), f"{where}: a Markdown table was printed raw instead of rendered"
+    assert not re.search(r"\|\s*[-—–:]{1,}\s*\|", text), (
+        f"{where}: a Markdown table was printed raw instead of rendered"
+    )
     assert "\\frac" not in text and "\\text{" not in text, f"{where}: raw TeX left in the page"
     if page_name in PAGES_WITH_MATH:
-        assert tab.locator("mjx-container").count() > 0, f"{where}: no typeset math found (is MathJax served from the build?)"
+        assert tab.locator("mjx-container").count() > 0, (
+            f"{where}: no typeset math found (is MathJax served from the build?)"
+        )
 
     images = tab.eval_on_selector_all(
         "article img",
@@ -229,9 +235,11 @@ def test_page_renders_offline(tab, server, edition, page_name):
             same = [name for name, data in english.items() if data == shown]
             assert not same, f"{where}: figure {src} is the English image {same[0]}, not a {edition} rendering"
 
-    alternates = dict(tab.eval_on_selector_all(
-        "head link[rel=alternate][hreflang]", "ls => ls.map(l => [l.getAttribute('hreflang'), l.href])"
-    ))
+    alternates = dict(
+        tab.eval_on_selector_all(
+            "head link[rel=alternate][hreflang]", "ls => ls.map(l => [l.getAttribute('hreflang'), l.href])"
+        )
+    )
     assert set(alternates) == set(EDITIONS), f"{where}: hreflang links for {sorted(alternates)}, not {EDITIONS}"
     links = _switcher(tab)
     assert sorted(lang for lang, _, _ in links) == sorted(EDITIONS), f"{where}: switcher offers {links}"
@@ -262,9 +270,13 @@ def test_search_finds_term(tab, server, edition, term):
     prefix = "" if edition == "en" else f"{edition}/"
     index = _search_index(edition)
     missing = [word for word in term.split() if word not in index]
-    assert not missing, f"{edition}: {missing} not in searchindex.js, so searching {term!r} cannot show the search works"
+    assert not missing, (
+        f"{edition}: {missing} not in searchindex.js, so searching {term!r} cannot show the search works"
+    )
     _open(tab, f"{server}/{prefix}search.html?q={quote(term)}")
-    tab.wait_for_function("() => typeof Search !== 'undefined' && Search.status && Search.status.innerText.length > 0", timeout=20_000)
+    tab.wait_for_function(
+        "() => typeof Search !== 'undefined' && Search.status && Search.status.innerText.length > 0", timeout=20_000
+    )
     results = tab.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.href)")
     assert results, f"{edition}: searching {term!r} found nothing: {tab.inner_text('#search-results')!r}"
     stray = [url for url in results if not urlparse(url).path.startswith(f"/{prefix}")]
