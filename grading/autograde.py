@@ -244,7 +244,7 @@ def autograde(
     else:
         reason = probe(bwrap, limits)
         if reason is not None:
-            raise GradingError(f"no sandbox for student code: {reason}; or pass --unsafe to run it unconfined")
+            raise GradingError(f"no sandbox for student code: {reason}; or pass --unsafe")
     nbgrader_format.jsonschema = _CheckedSchema()
     app = load_app(assignment, list(nbgrader_args or []))
     app.log.setLevel(logging.WARNING)

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from grading.cluster import default_workers
-from grading.sandbox import Limits, default_bwrap
+from grading.sandbox import Limits, default_bwrap, probe
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -82,6 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.workers < 1 or (args.timeout is not None and args.timeout < 1):
             print("--workers and --timeout must be at least 1", file=sys.stderr)
             return 2
+        if not args.unsafe:  # before the slow imports: a machine without a sandbox is told at once
+            reason = probe(args.bwrap)
+            if reason is not None:
+                print(f"Cannot grade: no sandbox for student code: {reason}; or pass --unsafe", file=sys.stderr)
+                return 2
         from grading.autograde import GradingError, autograde
 
         try:

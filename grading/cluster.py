@@ -17,15 +17,20 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import cloudpickle
-from distributed import Client, Future, LocalCluster
+if TYPE_CHECKING:  # imported where used, so that the command line starts (and refuses) quickly
+    from distributed import Client, Future
 
-from grading import execute, sandbox
 
-cloudpickle.register_pickle_by_value(sandbox)
-cloudpickle.register_pickle_by_value(execute)
+def _by_value() -> None:
+    """Make the task code travel with each task (pickled by value)."""
+    import cloudpickle
+
+    from grading import execute, sandbox
+
+    cloudpickle.register_pickle_by_value(sandbox)
+    cloudpickle.register_pickle_by_value(execute)
 
 
 def default_workers() -> int:
@@ -44,6 +49,8 @@ def connect(scheduler: str | None, workers: int) -> Iterator[Client]:
     worker): notebook execution drives an event loop, and threads sharing one process could
     leave a task waiting forever after another task's kernel died.
     """
+    from distributed import Client, LocalCluster
+
     if scheduler:
         with Client(scheduler, timeout="30s") as client:
             yield client
@@ -74,5 +81,8 @@ def submit(client: Client, func: Callable[..., Any], *args: Any, key: str, retri
     module; the task here is ``cloudpickle.loads`` of bytes whose unpickling runs the call,
     so neither the scheduler nor the workers have to import this package.
     """
+    import cloudpickle
+
+    _by_value()
     blob = cloudpickle.dumps(_Call(func, *args))
     return client.submit(cloudpickle.loads, blob, key=key, pure=False, retries=retries)

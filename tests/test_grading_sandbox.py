@@ -15,6 +15,7 @@ import socket
 import sqlite3
 from pathlib import Path
 
+import nbformat
 import pytest
 from grading_support import (
     ASSIGNMENT,
@@ -32,6 +33,10 @@ from grading_support import (
     nbgrader,
     read,
 )
+from nbformat.v4 import new_code_cell, new_notebook
+
+from grading.execute import Task, execute
+from grading.sandbox import Limits, default_bwrap
 
 Q2 = NOTEBOOKS[1]
 HONEST = ["reference", "mix_a"]
@@ -250,3 +255,19 @@ def test_without_a_sandbox_the_command_refuses_unless_unsafe(graded: dict) -> No
     assert f"[1/1] reference / {Q2}: graded" in unsafe.stderr and unsafe.stderr.count("--unsafe") == 1
     cells = gradebook_scores(course)["reference"][Q2]
     assert all(score == top for score, top in cells.values())
+
+
+def _task(code: str, **limits: int) -> Task:
+    """A one-cell notebook to execute in the sandbox, with nbgrader's configuration and the given limits."""
+    nb = new_notebook(cells=[new_code_cell(code)])
+    config = (("nbgrader_config.py", (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")),)
+    cli = {"Execute": {"timeout": 60}}
+    return Task("ada", ASSIGNMENT, "probe", nbformat.writes(nb), {}, config, cli, default_bwrap(), Limits(**limits))
+
+
+def test_a_notebook_that_hangs_or_spins_is_stopped_at_its_limit() -> None:
+    slept = execute(_task("import time\nfor _ in range(120):\n    time.sleep(0.5)", wall=2))
+    assert slept.executed is None and "ran for more than 2 s (--wall)" in str(slept.error), slept
+    assert slept.seconds < 30
+    spun = execute(_task("while True:\n    pass", cpu=1))
+    assert spun.executed is None and "CPU time limit (1, --cpu)" in str(spun.error), spun
