@@ -172,7 +172,7 @@ def command(
     if root:  # real root sets up the namespaces; the wrapper then becomes `uid`, without capabilities
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     else:
-        args += ["--unshare-all", "--disable-userns", "--cap-drop", "ALL"]
+        args += ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     args += ["--ro-bind", "/usr", "/usr"]
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = f"/{top}"
