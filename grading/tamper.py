@@ -173,6 +173,8 @@ def _import_key(node: ast.AST, name: str) -> tuple[str, ...] | None:
 
 def _problem(tree: ast.Module, protected: set[str], imports: dict[str, set[tuple[str, ...]]]) -> tuple[str, int] | None:
     """The first way this student cell changes the checking machinery, with its line, or None."""
+    # what the checks use other than modules (``np.add`` and ``plt.rcParams[...] = ...`` are fine)
+    data = {name for name in protected if not any(len(key) == 1 for key in imports.get(name, set()))}
     for stmt in tree.body:  # names bound in the notebook's namespace
         for name, node in _bound(stmt):
             if name in protected:
@@ -220,13 +222,14 @@ def _problem(tree: ast.Module, protected: set[str], imports: dict[str, set[tuple
                 read = {w for w in re.findall(r"\w+", str(node.value.value)) if w in DENIED_ATTRIBUTES and "_" in w}
                 if read:
                     return f"a format string reading .{min(read)}", line
-            if isinstance(node.value, ast.Name) and node.value.id in protected and node.attr in MUTATORS:
-                return f"changes {node.value.id}, which the checks use", line
+            value = node.value
+            if isinstance(value, ast.Name) and value.id in data and node.attr in MUTATORS:
+                return f"changes {value.id}, which the checks use", line
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
             root = node.value
             while isinstance(root, (ast.Subscript, ast.Attribute)):
                 root = root.value
-            if isinstance(root, ast.Name) and root.id in protected:
+            if isinstance(root, ast.Name) and root.id in data:
                 return f"changes {root.id}, which the checks use", line
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if _DUNDER.fullmatch(node.name) and node.name not in ALLOWED_DUNDERS:

@@ -186,6 +186,7 @@ HONEST_CELLS = [
     "class Chip:\n    def __init__(self, peak):\n        self.peak = peak",
     "x = 1 +",  # does not parse: fails when it runs, not here
     "print(f'{3.0:.2f}', '{:.1f}'.format(2))",
+    "import numpy as np\nx = np.append(np.arange(3), 4)\ny = np.add(x, 1)\nnp.sort(y)",
 ]
 CHEATS = {
     "isclose = lambda *a, **k: True": "rebinds isclose",
@@ -206,6 +207,7 @@ CHEATS = {
     "x = (lambda: 0).__globals__": "uses .__globals__",
     "'{0.__globals__}'.format(print)": "__globals__",
     "Real.register(str)": "changes Real",
+    "HBM_BYTES_PER_S += 1": "rebinds HBM_BYTES_PER_S",
     "INT8_OPS_PER_S = 1": "rebinds INT8_OPS_PER_S",
     "%cd /tmp": "IPython magics",
     "from math import *": "imports *",
