@@ -16,7 +16,7 @@ Example
 >>> import nbformat
 >>> from nbformat.v4 import new_code_cell, new_notebook
 >>> setup = new_code_cell("from math import isclose", metadata={"nbgrader": {"locked": True, "grade_id": "s"}})
->>> test = new_code_cell("assert isclose(f(2), 4)", metadata={"nbgrader": {"grade": True, "grade_id": "t"}})
+>>> test = new_code_cell("assert isclose(f(2), 4)", metadata={"nbgrader": {"locked": True, "grade_id": "t"}})
 >>> answer = new_code_cell("def f(x):\\n    return x * x", metadata={"nbgrader": {"solution": True, "grade_id": "a"}})
 >>> check(new_notebook(cells=[setup, answer, test])) is None
 True
@@ -79,9 +79,13 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def _instructor(cell: Any) -> bool:
-    """A cell the grader restores from the gradebook (setup or test), as opposed to one the student wrote."""
+    """A cell whose code the grader restored from the gradebook (a locked setup or test cell).
+
+    Every other code cell is the student's: answer cells, cells the student added, and cells
+    claiming to be locked under an id the gradebook does not know (nbgrader drops such ids).
+    """
     meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool((meta.get("locked") or meta.get("grade")) and not meta.get("solution"))
+    return bool(meta.get("locked") and meta.get("grade_id") and not meta.get("solution"))
 
 
 def _name(cell: Any, index: int) -> str:

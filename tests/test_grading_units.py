@@ -242,6 +242,9 @@ def test_a_cell_the_student_added_is_checked_too() -> None:
     nb = _q1_with("def bytes_loaded(B, D, F):\n    return B * D + D * F")
     nb.cells.insert(1, new_code_cell("isclose = max"))
     assert "rebinds isclose" in str(grading.tamper.check(nb))
+    # a cell posing as locked, under an id nbgrader dropped (it is not in the gradebook), is the student's too
+    nb.cells[1].metadata["nbgrader"] = {"locked": True, "grade": True, "solution": False}
+    assert "rebinds isclose" in str(grading.tamper.check(nb))
 
 
 def test_every_test_students_notebook_passes_the_tamper_check(tmp_path: Path) -> None:
