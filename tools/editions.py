@@ -39,6 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
 LOCALES = ROOT / "locales"
 LANGUAGES = ("ko", "zh")
+# Sphinx's name for each edition's language: Simplified Chinese is zh_CN, for which Sphinx and the
+# theme ship their own translations (search page, navigation); our catalogs stay in locales/zh.
+SPHINX_LANGUAGE = {"en": "en", "ko": "ko", "zh": "zh_CN"}
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 SOURCE = ROOT / "solutions"
 ASSIGNMENT = "rooflines"
@@ -50,7 +53,15 @@ def edition_config(language: str, target: Path) -> Path:
     config: dict[str, Any] = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     sphinx = config.setdefault("sphinx", {})
     sphinx["local_extensions"] = {name: str(ROOT / path) for name, path in sphinx.get("local_extensions", {}).items()}
-    sphinx.setdefault("config", {}).update({"language": language, "locale_dirs": [str(LOCALES)]})
+    sphinx_language = SPHINX_LANGUAGE[language]
+    locales = LOCALES
+    if sphinx_language != language:  # Sphinx reads locales/<its language name>/: point that name at ours
+        locales = target.parent / "locales"
+        locales.mkdir(parents=True, exist_ok=True)
+        link = locales / sphinx_language
+        if not link.exists():
+            link.symlink_to(LOCALES / language, target_is_directory=True)
+    sphinx.setdefault("config", {}).update({"language": sphinx_language, "locale_dirs": [str(locales)]})
     config.setdefault("execute", {})["cache"] = str(BUILD / ".jupyter_cache")
     if language != "en":
         config["execute"]["execute_notebooks"] = "cache"

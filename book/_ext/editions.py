@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,10 @@ from docutils import nodes
 from docutils.parsers.rst import Directive
 from myst_nb.core import render as nb_render
 from myst_nb.ext.glue.roles import PasteRoleAny, PasteTextRole
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
+from sphinx.transforms import SphinxTransform
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
@@ -156,6 +159,49 @@ class TranslateAltText(SphinxPostTransform):
                 )
 
 
+@functools.cache
+def page_catalog(lang: str, docname: str) -> dict[str, str]:
+    """English -> translation, from one page's catalog ``locales/<lang>/LC_MESSAGES/<docname>.po``."""
+    from babel.messages.pofile import read_po
+
+    path = ROOT / "locales" / lang / "LC_MESSAGES" / f"{docname}.po"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        return {m.id: m.string for m in read_po(fh, locale=lang) if m.id and m.string}
+
+
+class TranslateTocCaptions(SphinxTransform):
+    """Translate the table of contents' part captions, which are inserted after Sphinx translates a page."""
+
+    default_priority = 101  # after sphinx-external-toc inserts the toctrees (100)
+
+    def apply(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        catalog = page_catalog(lang, self.env.docname)
+        for toctree in self.document.findall(addnodes.toctree):
+            caption = toctree.get("caption")
+            if caption and catalog.get(caption):
+                toctree["caption"] = catalog[caption]
+
+
+def _chinese_search_words(app: Sphinx, config: Any) -> None:
+    """Teach the Chinese search's word segmenter (jieba) the glossary's terms, so each is indexed whole."""
+    if edition(config) != "zh":
+        return
+    words = set()
+    for row in glossary_rows():
+        for term in re.split(r"\s*/\s*", re.sub(r"[（(][^）)]*[）)]", "", row["zh"])):
+            if re.search(r"[\u4e00-\u9fff]", term) and " " not in term.strip():
+                words.add(term.strip())
+    path = Path(app.doctreedir) / "jieba-glossary.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{word} 100 n\n" for word in sorted(words)), encoding="utf-8")
+    config.html_search_options = {**(config.html_search_options or {}), "dict": str(path)}
+
+
 # --- the glossary ------------------------------------------------------------------------
 
 
@@ -250,6 +296,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role_to_domain("glue", "any", TranslatedPasteAny(), override=True)
     app.add_directive("edition-glossary", EditionGlossary)
     app.add_post_transform(TranslateAltText)
+    app.add_transform(TranslateTocCaptions)
+    app.connect("config-inited", _chinese_search_words)
     app.connect("html-page-context", _switcher)
     app.connect("build-finished", _write_css)
     app.add_css_file("editions.css")
