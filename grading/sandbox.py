@@ -3,15 +3,16 @@
 What the kernel sees: a fresh root holding read-only ``/usr``, the Python install and
 environment it runs from, its own work folder (read-only: the notebook and the shipped
 files), a private ``/tmp`` of ``file_size`` bytes, and the one folder of IPC sockets it
-talks to the grader through. It has its own user, mount, PID, IPC, UTS and network
-namespaces (no network at all), no capabilities, and dies with the worker that started it.
+talks to the grader through. It has its own mount, PID, IPC, UTS and network namespaces
+(no network at all) and a user of its own (below), no capabilities, cannot gain privileges,
+and dies with the worker that started it.
 
 The limits are set inside the sandbox, just before the kernel starts, so that they count
 only what the kernel and its children do: address space (``memory``), CPU seconds
 (``cpu``), processes and threads (``procs``) and the size of any file written
 (``file_size``). Processes are only counted for a user that is not root, so a grader
 running as root starts each kernel as a user id of its own (``uid_for_task``); a grader
-running as a normal user gets a user namespace of its own per kernel, in which the count
+running as a normal user gives each kernel a user namespace of its own, in which the count
 starts from zero. ``output`` and ``wall`` are enforced by the grader (:mod:`grading.execute`).
 
 Example
