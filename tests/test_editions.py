@@ -335,3 +335,36 @@ def test_figure_catalog_covers_every_figure_of_the_english_build():
     for lang in LANGS:
         known = {m.id for m in messages(lang, Path("LC_MESSAGES", "figures.po")) if m.string}
         assert drawn <= known, f"{lang}: figure texts without a translation: {sorted(drawn - known)[:5]}"
+
+
+def _english(row: dict[str, str]) -> str:
+    """The English term as a reader meets it: ``tile / tiling`` -> ``tile``, ``link`` -> ``link``."""
+    return re.split(r"\s*/\s*|\s*\(", row["en"])[0].strip()
+
+
+# The course's own concepts: on every page, the first sentence that uses one names it in English too.
+FIRST_USE_TERMS = [
+    "roofline", "arithmetic intensity", "critical intensity", "ridge point", "compute roof", "compute-bound",
+    "communication-bound", "bandwidth-bound", "critical batch size", "lower bound", "upper bound", "token",
+]  # fmt: skip
+RUNNING_TEXT = 30  # characters: shorter messages are headings, captions and table cells
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_first_use_of_a_term_on_a_page_gives_the_english(lang: str):
+    """On each page, the first sentence that uses one of the course's concepts also names it in English."""
+    rows = [r for r in glossary() if r["en"] in FIRST_USE_TERMS]
+    missing = []
+    for catalog in [c for c in CATALOGS if c.parts[1] == "book" and c.stem != "glossary"]:
+        seen: set[str] = set()
+        for m in messages(lang, catalog):
+            if len(prose(m.string)) < RUNNING_TEXT:
+                continue
+            for row in rows:
+                term = _term(row, lang)
+                if row["en"] in seen or term not in prose(m.string):
+                    continue
+                seen.add(row["en"])
+                if _english(row).lower() not in m.string.lower():
+                    missing.append(f"{catalog.stem}: {term} ({_english(row)}) in {m.string[:40]!r}")
+    assert not missing, f"{lang}: {len(missing)} first uses without the English term, e.g.\n" + "\n".join(missing[:10])
