@@ -50,6 +50,15 @@ def needs_translation(text: str) -> bool:
     return bool(_LETTER.search(template(_MATH.sub("", text))[0]))
 
 
+def has_prose(text: str) -> bool:
+    """True if ``text`` has a lower-case English word (a glued value like ``lower``), not only names and numbers.
+
+    >>> has_prose("14 times below"), has_prose("TPU v5e (Trillium), NVIDIA H100 SXM 80GB"), has_prose("16 GiB")
+    (True, False, False)
+    """
+    return bool(re.search(r"\b[a-z]{3,}\b", template(_MATH.sub("", text))[0]))
+
+
 def template(text: str) -> tuple[str, list[str]]:
     """``text`` with each number replaced by ``{i}``, and the numbers in order."""
     numbers: list[str] = []

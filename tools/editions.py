@@ -194,6 +194,33 @@ def update_figure_po() -> None:
         _merge(template, LOCALES / language / "LC_MESSAGES" / "figures.po", language)
 
 
+def update_pasted_po() -> None:
+    """Refresh ``locales/<lang>/LC_MESSAGES/pasted.po``: every glued value with words in it.
+
+    That is each such value of the English build, and every sentence ``book/sentences.py`` can
+    choose, so that an edition built on another machine finds the sentence that machine chose.
+    """
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import has_prose, template
+    from sentences import templates
+
+    found = set(templates())
+    for glued in sorted((BUILD / "jupyter_execute" / "book").glob("*.glue.json")):
+        for value in json.loads(glued.read_text(encoding="utf-8")).values():
+            data = value.get("data", {})
+            text = str(data.get("text/plain", "")).strip("'\"")
+            if list(data) == ["text/plain"] and has_prose(text):
+                found.add(template(text)[0])
+    catalog = Catalog()
+    for text in sorted(found):
+        catalog.add(text)
+    for page in sorted((ROOT / "book").glob("*.md")):  # problem titles: an exercise directive's argument
+        for title in re.findall(r"^:{3,}\{exercise\} (.+)$", page.read_text(encoding="utf-8"), re.M):
+            catalog.add(title.strip(), context="title")
+    for language in LANGUAGES:
+        _merge(catalog, LOCALES / language / "LC_MESSAGES" / "pasted.po", language)
+
+
 def update_exercise_po() -> None:
     """Refresh ``locales/<lang>/LC_MESSAGES/exercises/*.po`` from the English notebooks and catalogue."""
     templates: dict[str, Catalog] = {}
@@ -274,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "update-po":
         update_po()
         update_figure_po()
+        update_pasted_po()
         update_exercise_po()
     else:
         missing = write_exercises()

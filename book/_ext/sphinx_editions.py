@@ -26,6 +26,7 @@ import csv
 import dataclasses
 import functools
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,9 @@ from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "book"))
+import localfigures  # book/localfigures.py: the same number templates as the figures
+
 GLOSSARY = ROOT / "book" / "glossary.csv"
 # Every edition, in the order the switcher shows them; English sits at the root of the site.
 EDITIONS = {"en": "English", "ko": "한국어", "zh": "中文"}
@@ -124,16 +128,9 @@ def _render_localised_image(self: Any, data: Any) -> list[nodes.Element]:
 ALT_CONTEXT = "alt"
 
 
-@functools.cache
 def figure_catalog(lang: str) -> dict[tuple[str | None, str], str]:
     """``(context, English) -> translation`` from ``locales/<lang>/LC_MESSAGES/figures.po``."""
-    from babel.messages.pofile import read_po
-
-    path = ROOT / "locales" / lang / "LC_MESSAGES" / "figures.po"
-    if not path.is_file():
-        return {}
-    with path.open("rb") as fh:
-        return {(m.context, m.id): m.string for m in read_po(fh, locale=lang) if m.id and m.string}
+    return _catalog(lang, "figures")
 
 
 class TranslateAltText(SphinxPostTransform):
@@ -200,6 +197,78 @@ def _chinese_search_words(app: Sphinx, config: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{word} 100 n\n" for word in sorted(words)), encoding="utf-8")
     config.html_search_options = {**(config.html_search_options or {}), "dict": str(path)}
+
+
+@functools.cache
+def pasted_catalog(lang: str) -> dict[str, str]:
+    """Glued sentences and words (numbers as ``{0}``, …) -> translation, from ``pasted.po``."""
+    return {english: text for (context, english), text in _catalog(lang, "pasted").items() if context is None}
+
+
+@functools.cache
+def _catalog(lang: str, name: str) -> dict[tuple[str | None, str], str]:
+    from babel.messages.pofile import read_po
+
+    path = ROOT / "locales" / lang / "LC_MESSAGES" / f"{name}.po"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        return {(m.context, m.id): m.string for m in read_po(fh, locale=lang) if m.id and m.string}
+
+
+class TranslatePastedText(SphinxPostTransform):
+    """Put a glued value that has words in it (``lower``, ``4 of the 5``) into the page's language.
+
+    Its numbers are kept: the value is looked up with each number replaced by ``{0}``, ``{1}``, …
+    """
+
+    default_priority = 20  # after myst-nb has pasted the values glued from other pages (5)
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        catalog = pasted_catalog(lang)
+        for node in list(self.document.findall(nodes.inline)):
+            if "pasted-text" not in node.get("classes", []):
+                continue
+            text = node.astext()
+            if not localfigures.has_prose(text):
+                continue
+            key, numbers = localfigures.template(text)
+            if key in catalog:
+                translated = localfigures.fill(catalog[key], numbers)
+                node.replace_self(nodes.inline(translated, translated, classes=node["classes"]))
+            else:
+                LOGGER.warning(
+                    "pasted text %r has no %s translation in locales/%s/LC_MESSAGES/pasted.po",
+                    key,
+                    lang,
+                    lang,
+                    location=node,
+                )
+
+
+class TranslateExerciseTitles(SphinxPostTransform):
+    """Translate the problems' titles (``:::{exercise} Question 1 [int8 matmul]``), which gettext does not collect."""
+
+    default_priority = 20
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        titles = {english: text for (context, english), text in _catalog(lang, "pasted").items() if context == "title"}
+        for node in list(self.document.findall(nodes.subtitle)):
+            if type(node).__name__ != "exercise_subtitle":
+                continue
+            english = node.astext()
+            if english in titles:
+                node.children = [nodes.Text(titles[english])]
+            else:
+                LOGGER.warning("exercise title %r has no %s translation in pasted.po", english, lang, location=node)
 
 
 # --- the glossary ------------------------------------------------------------------------
@@ -297,6 +366,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("edition-glossary", EditionGlossary)
     app.add_post_transform(TranslateAltText)
     app.add_transform(TranslateTocCaptions)
+    app.add_post_transform(TranslatePastedText)
+    app.add_post_transform(TranslateExerciseTitles)
     app.connect("config-inited", _chinese_search_words)
     app.connect("html-page-context", _switcher)
     app.connect("build-finished", _write_css)

@@ -1,0 +1,88 @@
+"""Sentences a chapter pastes whose wording depends on what the build machine measured.
+
+A chapter that says "the triad reads *lower*" or "the sweep *bends later than the model*"
+picks one of a few sentences at run time. Every one of them is written here, once, so the
+Korean and Chinese editions can translate all of them (``tools/editions.py update-po``
+puts each in ``locales/<lang>/LC_MESSAGES/pasted.po``), not only the ones this machine chose.
+
+Example
+-------
+>>> say("acc_below", ratio=14.2)
+'14 times below'
+>>> "{0} times below" in templates()
+True
+"""
+
+from __future__ import annotations
+
+import string
+
+MEASURE: dict[str, str] = {
+    "fp64_low": (
+        "That is well under the 0.5 the register width suggests: float64 lost more than its lanes, "
+        "to the BLAS kernel or to other work on the machine."
+    ),
+    "fp64_close": "That is close to the 0.5 the register width suggests.",
+    "fp64_high": (
+        "That is well over the 0.5 the register width suggests: at these small sizes neither run is "
+        "limited by the vector units alone, so the ratio says more about fixed costs and the machine's "
+        "load than about the hardware."
+    ),
+    "triad_lower": "lower",
+    "triad_higher": "higher",
+    "acc_below": "{ratio:.0f} times below",
+    "acc_same": "about the same as",
+    "acc_above": "{ratio:.0f} times above",
+    "cpu_little": "a CPU has little compute per byte of memory bandwidth",
+    "cpu_much": "this machine has unusually much compute per byte of memory bandwidth",
+    "dot_left": (
+        "so it sits left of the measured ridge: on the sloped part of the roof, or above it when its "
+        "vectors fit in the cache (see below)"
+    ),
+    "dot_right": "yet here it sits right of the measured ridge: this machine's ridge is below a quarter FLOP per byte",
+    "sweep_range": "{first} to {last}",
+    "knee_few": "has too few sizes to place a knee",
+    "knee_first_below": (
+        "already reaches 80% of its plateau at its smallest size, B = {first}, so its knee is at or below "
+        "that, at or below the prediction"
+    ),
+    "knee_first_above": (
+        "already reaches 80% of its plateau at its smallest size, B = {first}, so its knee is at or below "
+        "that, above the prediction"
+    ),
+    "knee_at": "reaches 80% of its plateau at B ≈ {b:.1f}, {ratio:.1f} times the prediction",
+    "reason_few": "With so few sizes the comparison says little.",
+    "reason_early": (
+        "The sweep bends earlier than the model: it levels off at only {plateau:.0%} of the measured peak, "
+        "and 80% of a lower plateau is reached at a lower intensity."
+    ),
+    "reason_late_slow": (
+        "The sweep bends later than the model: at {count} of the sizes below the knee it runs under 80% of "
+        "its roof, for the reasons below."
+    ),
+    "reason_late": "The sweep bends later than the model.",
+    "reason_good": "Here the model places the bend well.",
+    "h200_same": "the same peak",
+    "h200_different": "a different peak",
+}
+# Added to any knee sentence when the predicted knee lies outside the sizes measured.
+OUTSIDE = "; the prediction lies outside the sizes measured, so compare the two with care"
+
+
+def say(key: str, **values: float) -> str:
+    """The sentence ``key`` of :data:`MEASURE` with its numbers filled in."""
+    return MEASURE[key].format(**values)
+
+
+def templates() -> list[str]:
+    """Every sentence as the editions' catalog keys it: each number replaced by ``{0}``, ``{1}``, …"""
+    from localfigures import template
+
+    found = []
+    for key, text in MEASURE.items():
+        fields = {name: 7 for _, name, _, _ in string.Formatter().parse(text) if name}
+        sentence = text.format(**fields)
+        found.append(template(sentence)[0])
+        if key.startswith("knee_"):
+            found.append(template(sentence + OUTSIDE)[0])
+    return found
