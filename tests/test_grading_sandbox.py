@@ -250,7 +250,9 @@ def test_without_a_sandbox_the_command_refuses_unless_unsafe(graded: dict) -> No
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "--unsafe" in refused.stderr, refused.stderr
     assert "bubblewrap" in refused.stderr and refused.stdout == ""
-    unsafe = grading_command(course, "autograde", ASSIGNMENT, "--bwrap", str(course / "no-bwrap"), "--unsafe", *only)
+    unsafe = grading_command(
+        course, "autograde", ASSIGNMENT, "--bwrap", str(course / "no-bwrap"), "--unsafe", "--workers", "1", *only
+    )
     assert "Graded 1 notebooks" in unsafe.stdout, unsafe.stdout + unsafe.stderr
     assert f"[1/1] reference / {Q2}: graded" in unsafe.stderr and unsafe.stderr.count("--unsafe") == 1
     cells = gradebook_scores(course)["reference"][Q2]
