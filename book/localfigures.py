@@ -39,6 +39,8 @@ FONTS = {
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:[eE][+\-\u2212]?\d+)?")
 _MATH = re.compile(r"\$[^$]*\$")
 _LETTER = re.compile(r"[^\W\d_]")
+# a lower-case English word: three letters or more, or a short word that joins numbers ("1 to 128")
+_PROSE_WORD = re.compile(r"\b(?:[a-z]{3,}|to|of|or|at|in|on|by)\b")
 
 
 def needs_translation(text: str) -> bool:
@@ -53,10 +55,10 @@ def needs_translation(text: str) -> bool:
 def has_prose(text: str) -> bool:
     """True if ``text`` has a lower-case English word (a glued value like ``lower``), not only names and numbers.
 
-    >>> has_prose("14 times below"), has_prose("TPU v5e (Trillium), NVIDIA H100 SXM 80GB"), has_prose("16 GiB")
-    (True, False, False)
+    >>> has_prose("14 times below"), has_prose("1 to 128"), has_prose("TPU v5e (Trillium), H100 SXM (fp32)")
+    (True, True, False)
     """
-    return bool(re.search(r"\b[a-z]{3,}\b", template(_MATH.sub("", text))[0]))
+    return bool(_PROSE_WORD.search(template(_MATH.sub("", text))[0]))
 
 
 def template(text: str) -> tuple[str, list[str]]:

@@ -45,7 +45,9 @@ _ROLE = re.compile(r"\{[\w:-]+\}`[^`]*`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$", re.S)
 _CODE = re.compile(r"(?<![}`])`[^`\n]+`(?!`)")
 _TARGET = re.compile(r"\]\(([^)\s]+)\)")
-_PLACEHOLDER = re.compile(r"(?<![{A-Za-z\\])\{[A-Za-z_]\w*(?:![rsa])?(?::[^{}]*)?\}(?![}`])")  # not \text{...}, not a role
+_PLACEHOLDER = re.compile(
+    r"(?<![{A-Za-z\\])\{[A-Za-z_]\w*(?:![rsa])?(?::[^{}]*)?\}(?![}`])"
+)  # not \text{...}, not a role
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _ENGLISH_WORD = re.compile(r"\b[A-Za-z]*[a-z][A-Za-z]*\b")
 UNITS = {"FLOPs", "TFLOPs", "GFLOPs", "OPs", "TOPs", "bytes", "byte"}
