@@ -253,7 +253,7 @@ class TranslatePastedText(SphinxPostTransform):
 class TranslateExerciseTitles(SphinxPostTransform):
     """Translate the problems' titles (``:::{exercise} Question 1 [int8 matmul]``), which gettext does not collect."""
 
-    default_priority = 20
+    default_priority = 10  # before sphinx-exercise folds the title into "Exercise 1 (...)" (20)
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
@@ -261,9 +261,14 @@ class TranslateExerciseTitles(SphinxPostTransform):
         if lang == "en":
             return
         titles = {english: text for (context, english), text in _catalog(lang, "pasted").items() if context == "title"}
-        for node in list(self.document.findall(nodes.subtitle)):
-            if type(node).__name__ != "exercise_subtitle":
+        # the page's own titles, and the copies a solution reads its exercise's title from
+        registry = getattr(self.env, "sphinx_exercise_registry", {})
+        trees = [self.document] + [entry["node"] for entry in registry.values() if "node" in entry]
+        subtitles = [n for tree in trees for n in tree.findall(nodes.subtitle)]
+        for node in subtitles:
+            if type(node).__name__ != "exercise_subtitle" or node.get("translated_title"):
                 continue
+            node["translated_title"] = True
             english = node.astext()
             if english in titles:
                 node.children = [nodes.Text(titles[english])]
