@@ -113,6 +113,20 @@ ax.legend()
 
 
 @pytest.mark.parametrize(
+    "xlabel, ylabel", [("배치 크기 B", "초당 FLOPs"), ("批大小 B", "每秒 FLOPs"), ("batch size", "FLOPs per second")]
+)
+def test_axis_words_of_every_edition_pass(xlabel: str, ylabel: str, tmp_path: Path) -> None:
+    """A Korean or Chinese student labels the axes in their own language: the check accepts it."""
+    plot = f"""
+for size in (4096, 1024):
+    ax.plot(batch_sizes, attainable_flops(batch_sizes, size, size), label=f"D = F = {{size}}")
+ax.set(xlabel="{xlabel}", ylabel="{ylabel}")
+ax.legend()
+"""
+    assert _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path) == {}
+
+
+@pytest.mark.parametrize(
     "plot, msg_id",
     [
         (
