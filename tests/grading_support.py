@@ -289,26 +289,29 @@ def _reference(release: nbformat.NotebookNode, source: nbformat.NotebookNode) ->
     return nb
 
 
-def build_class(course: Path, students: list[str] | None = None) -> list[str]:
+def build_class(course: Path, students: list[str] | None = None, assignment: str = ASSIGNMENT) -> list[str]:
     """Write the submissions of `students` (default: all of STUDENTS) into course/submitted; return their names.
+
+    `assignment` may be an edition's (``rooflines-ko``): the same notebooks, with every file its release ships.
 
     Each notebook starts from the committed release and gets the reference answers (except "blank"), then the
     student's mistakes; "edge" also deletes one test cell and rewrites another, "corrupt" hands in broken JSON
     for Q1, and "tamper" ships a rigged feedback.py and an emptied feedback.csv.
     """
     students = list(STUDENTS if students is None else students)
-    release_dir = ROOT / "exercises" / ASSIGNMENT
+    release_dir = ROOT / "exercises" / assignment
     for student in students:
-        folder = course / "submitted" / student / ASSIGNMENT
+        folder = course / "submitted" / student / assignment
         folder.mkdir(parents=True)
-        for shipped in SHIPPED_FILES:
-            shutil.copy2(release_dir / shipped, folder / shipped)
+        for shipped in release_dir.iterdir():  # feedback.py, feedback.csv (and an edition's language.txt)
+            if shipped.suffix != ".ipynb":
+                shutil.copy2(shipped, folder / shipped.name)
         for name in NOTEBOOKS:
             release = read(release_dir / f"{name}.ipynb")
             nb = (
                 release
                 if student == "blank"
-                else _reference(release, read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb"))
+                else _reference(release, read(ROOT / "solutions" / assignment / f"{name}.ipynb"))
             )
             for gid, src in MISTAKES.get(student, {}).get(name, {}).items():
                 cell_by_id(nb, gid).source = src
@@ -373,15 +376,21 @@ def generated_course(dest: Path) -> Path:
     return course
 
 
-def gradebook_scores(course: Path) -> dict[str, dict[str, dict[str, list[float]]]]:
+def gradebook_scores(course: Path, assignment: str = ASSIGNMENT) -> dict[str, dict[str, dict[str, list[float]]]]:
     """student -> notebook -> grade cell -> [score, max score], from the course's gradebook."""
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         return {
             sub.student_id: {nb.name: {g.name: [g.score, g.max_score] for g in nb.grades} for nb in sub.notebooks}
-            for sub in gb.assignment_submissions(ASSIGNMENT)
+            for sub in gb.assignment_submissions(assignment)
         }
+
+
+def comparable(path: Path) -> list[tuple]:
+    """A release notebook as nbgrader writes it: each cell's type, id, source, nbgrader metadata and outputs."""
+    nb = read(path)
+    return [(c.cell_type, c.get("id"), c.source, c.metadata.get("nbgrader"), c.get("outputs", [])) for c in nb.cells]
 
 
 def full_marks(cells: dict[str, list[float]]) -> bool:

@@ -17,7 +17,6 @@ catalogs, the glossary and the built editions (``_build/html/<lang>``):
 from __future__ import annotations
 
 import csv
-import json
 import re
 import shutil
 import sys
@@ -333,14 +332,10 @@ def test_feedback_messages_exist_in_every_language(lang: str, monkeypatch):
 def test_figure_catalog_covers_every_figure_of_the_english_build():
     """figures.po has every text the English build drew (re-run `tools/editions.py update-po` if not)."""
     _require_build()
-    executed = ROOT / "_build" / "jupyter_execute" / "book"
     drawn: set[str] = set()
-    for notebook in executed.glob("*.ipynb"):
-        outputs = [o for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"] for o in c.get("outputs", [])]
-        glued = notebook.with_suffix(".glue.json")
-        if glued.is_file():
-            outputs += list(json.loads(glued.read_text(encoding="utf-8")).values())
-        drawn |= localfigures.figure_strings(outputs)
+    for notebook in editions.EXECUTED.glob("*.ipynb"):
+        outputs, glued = editions.executed_outputs(notebook)
+        drawn |= localfigures.figure_strings(outputs + glued)
     for lang in LANGS:
         known = {m.id for m in messages(lang, Path("LC_MESSAGES", "figures.po")) if m.string}
         assert drawn <= known, f"{lang}: figure texts without a translation: {sorted(drawn - known)[:5]}"

@@ -27,6 +27,7 @@ from grading_support import (
     SHIPPED_FILES,
     build_class,
     cell_by_id,
+    comparable,
     copy_course,
     course_env,
     expected_scores,
@@ -310,8 +311,8 @@ def test_exercises_are_generated_from_solutions(graded: dict) -> None:
     committed = sorted(p.name for p in (ROOT / "exercises" / ASSIGNMENT).glob("*.ipynb"))
     assert committed == sorted(f"{n}.ipynb" for n in NOTEBOOKS)
     for name in NOTEBOOKS:
-        fresh = _comparable(course / "exercises" / ASSIGNMENT / f"{name}.ipynb")
-        assert fresh == _comparable(ROOT / "exercises" / ASSIGNMENT / f"{name}.ipynb"), (
+        fresh = comparable(course / "exercises" / ASSIGNMENT / f"{name}.ipynb")
+        assert fresh == comparable(ROOT / "exercises" / ASSIGNMENT / f"{name}.ipynb"), (
             f"exercises/{ASSIGNMENT}/{name}.ipynb is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`"
         )
     for name in SHIPPED_FILES:  # the message catalogue travels with the notebooks
@@ -319,11 +320,6 @@ def test_exercises_are_generated_from_solutions(graded: dict) -> None:
         assert fresh == (ROOT / "exercises" / ASSIGNMENT / name).read_bytes(), (
             f"exercises/{ASSIGNMENT}/{name} is out of date: run `nbgrader generate_assignment {ASSIGNMENT} --force`"
         )
-
-
-def _comparable(path: Path) -> list[tuple]:
-    nb = read(path)
-    return [(c.cell_type, c.get("id"), c.source, c.metadata.get("nbgrader"), c.get("outputs", [])) for c in nb.cells]
 
 
 def test_scores_equal_serial_nbgrader_cell_by_cell(graded: dict) -> None:

@@ -63,8 +63,6 @@ def edition_config(language: str, target: Path) -> Path:
             link.symlink_to(LOCALES / language, target_is_directory=True)
     sphinx.setdefault("config", {}).update({"language": sphinx_language, "locale_dirs": [str(locales)]})
     config.setdefault("execute", {})["cache"] = str(BUILD / ".jupyter_cache")
-    if language != "en":
-        config["execute"]["execute_notebooks"] = "cache"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return target
@@ -170,23 +168,28 @@ def alt_texts(executed: Path) -> list[str]:
     return found
 
 
+EXECUTED = BUILD / "jupyter_execute" / "book"
+
+
+def executed_outputs(notebook: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The outputs of an English-build chapter in ``_build/jupyter_execute``, and the values it glued."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    glued = notebook.with_suffix(".glue.json")
+    values = list(json.loads(glued.read_text(encoding="utf-8")).values()) if glued.is_file() else []
+    return [output for cell in cells for output in cell.get("outputs", [])], values
+
+
 def update_figure_po() -> None:
     """Refresh ``locales/<lang>/LC_MESSAGES/figures.po`` from the texts on the English build's figures."""
     sys.path.insert(0, str(ROOT / "book"))
     from localfigures import figure_strings
 
-    executed = BUILD / "jupyter_execute" / "book"
-    if not any(executed.glob("*.ipynb")):
+    if not any(EXECUTED.glob("*.ipynb")):
         sys.exit("build the English book first (make book): the figure texts are read from its executed chapters")
     template = Catalog()
-    for notebook in sorted(executed.glob("*.ipynb")):
-        outputs = [
-            o for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"] for o in cell.get("outputs", [])
-        ]
-        glued = notebook.with_suffix(".glue.json")
-        if glued.is_file():
-            outputs += list(json.loads(glued.read_text(encoding="utf-8")).values())
-        for text in sorted(figure_strings(outputs)):
+    for notebook in sorted(EXECUTED.glob("*.ipynb")):
+        outputs, glued = executed_outputs(notebook)
+        for text in sorted(figure_strings(outputs + glued)):
             template.add(text, locations=[(f"book/{notebook.stem}.md", 0)])
         for alt in alt_texts(notebook):
             template.add(alt, context="alt", locations=[(f"book/{notebook.stem}.md", 0)])
@@ -205,8 +208,8 @@ def update_pasted_po() -> None:
     from sentences import templates
 
     found = set(templates())
-    for glued in sorted((BUILD / "jupyter_execute" / "book").glob("*.glue.json")):
-        for value in json.loads(glued.read_text(encoding="utf-8")).values():
+    for notebook in sorted(EXECUTED.glob("*.ipynb")):
+        for value in executed_outputs(notebook)[1]:
             data = value.get("data", {})
             text = str(data.get("text/plain", "")).strip("'\"")
             if list(data) == ["text/plain"] and has_prose(text):

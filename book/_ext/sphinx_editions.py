@@ -101,11 +101,12 @@ def _render_localised_image(self: Any, data: Any) -> list[nodes.Element]:
     lang = edition(self.renderer.sphinx_env.app) if hasattr(self.renderer, "sphinx_env") else "en"
     meta = (data.output_metadata or {}).get(data.mime_type, {}).get(METADATA_KEY)
     if lang != "en" and data.mime_type == "image/png":
+        where = (self.renderer.sphinx_env.docname, data.line)
         if meta is None:
             LOGGER.warning(
                 "a figure has no %s rendering; add `localfigures.install()` to the page's setup cell",
                 lang,
-                location=(self.renderer.sphinx_env.docname, data.line),
+                location=where,
             )
         else:
             for text in meta.get("missing", {}).get(lang, []):
@@ -114,23 +115,16 @@ def _render_localised_image(self: Any, data: Any) -> list[nodes.Element]:
                     text,
                     lang,
                     lang,
-                    location=(self.renderer.sphinx_env.docname, data.line),
+                    location=where,
                 )
             for problem in meta.get("glyphs", {}).get(lang, []):
-                LOGGER.warning(
-                    "figure text in %s: %s", lang, problem, location=(self.renderer.sphinx_env.docname, data.line)
-                )
+                LOGGER.warning("figure text in %s: %s", lang, problem, location=where)
             if lang in meta.get("png", {}):
                 data = dataclasses.replace(data, content=meta["png"][lang])
     return _render_image(self, data)
 
 
 ALT_CONTEXT = "alt"
-
-
-def figure_catalog(lang: str) -> dict[tuple[str | None, str], str]:
-    """``(context, English) -> translation`` from ``locales/<lang>/LC_MESSAGES/figures.po``."""
-    return _catalog(lang, "figures")
 
 
 class TranslateAltText(SphinxPostTransform):
@@ -143,7 +137,7 @@ class TranslateAltText(SphinxPostTransform):
         lang = edition(self.app)
         if lang == "en":
             return
-        catalog = figure_catalog(lang)
+        catalog = _catalog(lang, "figures")
         for image in self.document.findall(nodes.image):
             alt = " ".join(image.get("alt", "").split())
             if not alt:
@@ -156,18 +150,6 @@ class TranslateAltText(SphinxPostTransform):
                 )
 
 
-@functools.cache
-def page_catalog(lang: str, docname: str) -> dict[str, str]:
-    """English -> translation, from one page's catalog ``locales/<lang>/LC_MESSAGES/<docname>.po``."""
-    from babel.messages.pofile import read_po
-
-    path = ROOT / "locales" / lang / "LC_MESSAGES" / f"{docname}.po"
-    if not path.is_file():
-        return {}
-    with path.open("rb") as fh:
-        return {m.id: m.string for m in read_po(fh, locale=lang) if m.id and m.string}
-
-
 class TranslateTocCaptions(SphinxTransform):
     """Translate the table of contents' part captions, which are inserted after Sphinx translates a page."""
 
@@ -177,11 +159,11 @@ class TranslateTocCaptions(SphinxTransform):
         lang = edition(self.app)
         if lang == "en":
             return
-        catalog = page_catalog(lang, self.env.docname)
+        catalog = _catalog(lang, self.env.docname)  # the page's own catalog, e.g. book/intro.po
         for toctree in self.document.findall(addnodes.toctree):
             caption = toctree.get("caption")
-            if caption and catalog.get(caption):
-                toctree["caption"] = catalog[caption]
+            if caption and catalog.get((None, caption)):
+                toctree["caption"] = catalog[(None, caption)]
 
 
 def _chinese_search_words(app: Sphinx, config: Any) -> None:
@@ -207,6 +189,7 @@ def pasted_catalog(lang: str) -> dict[str, str]:
 
 @functools.cache
 def _catalog(lang: str, name: str) -> dict[tuple[str | None, str], str]:
+    """``(context, English) -> translation`` from ``locales/<lang>/LC_MESSAGES/<name>.po`` (empty if absent)."""
     from babel.messages.pofile import read_po
 
     path = ROOT / "locales" / lang / "LC_MESSAGES" / f"{name}.po"
