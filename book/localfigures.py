@@ -77,16 +77,25 @@ def fill(message: str, numbers: list[str]) -> str:
     return re.sub(r"\{(\d+)\}", lambda m: numbers[int(m.group(1))], message)
 
 
-@cache
-def messages(language: str) -> dict[str, str]:
-    """The figure messages of one edition: English template -> translated template."""
+def catalog(language: str, name: str) -> dict[tuple[str | None, str], str]:
+    """``(context, English) -> translation`` of ``locales/<language>/LC_MESSAGES/<name>.po``.
+
+    Only finished translations: an empty or fuzzy one is left out, as Sphinx leaves it out.
+    A missing file is an empty catalog.
+    """
     from babel.messages.pofile import read_po
 
-    path = ROOT / "locales" / language / "LC_MESSAGES" / "figures.po"
+    path = ROOT / "locales" / language / "LC_MESSAGES" / f"{name}.po"
     if not path.is_file():
         return {}
     with path.open("rb") as fh:
-        return {m.id: m.string for m in read_po(fh, locale=language) if m.id and m.string}
+        return {(m.context, m.id): m.string for m in read_po(fh, locale=language) if m.id and m.string and not m.fuzzy}
+
+
+@cache
+def messages(language: str) -> dict[str, str]:
+    """The figure messages of one edition: English template -> translated template."""
+    return {english: text for (context, english), text in catalog(language, "figures").items() if context is None}
 
 
 def font_file(language: str) -> Path:

@@ -242,10 +242,12 @@ def update_exercise_po() -> None:
 
 
 def _translations(language: str, name: str) -> dict[tuple[str, str], str]:
-    path = LOCALES / language / "LC_MESSAGES" / "exercises" / f"{name}.po"
-    with path.open("rb") as fh:
-        catalog = read_po(fh, locale=language)
-    return {(m.context or "", m.id): m.string for m in catalog if m.id and m.string and not m.fuzzy}
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog
+
+    return {
+        (context or "", english): text for (context, english), text in catalog(language, f"exercises/{name}").items()
+    }
 
 
 def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURCE) -> list[str]:

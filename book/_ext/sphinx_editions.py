@@ -190,13 +190,7 @@ def pasted_catalog(lang: str) -> dict[str, str]:
 @functools.cache
 def _catalog(lang: str, name: str) -> dict[tuple[str | None, str], str]:
     """``(context, English) -> translation`` from ``locales/<lang>/LC_MESSAGES/<name>.po`` (empty if absent)."""
-    from babel.messages.pofile import read_po
-
-    path = ROOT / "locales" / lang / "LC_MESSAGES" / f"{name}.po"
-    if not path.is_file():
-        return {}
-    with path.open("rb") as fh:
-        return {(m.context, m.id): m.string for m in read_po(fh, locale=lang) if m.id and m.string}
+    return localfigures.catalog(lang, name)
 
 
 class TranslatePastedText(SphinxPostTransform):
