@@ -1,10 +1,13 @@
-"""The one step that runs on a worker: execute a sanitized notebook in a fresh temporary directory.
+"""The one step that runs on a worker: run a sanitized notebook in the sandbox and judge its checks here.
 
 Everything a task needs travels with it (the notebook, the assignment's shipped files, the
 instructor's nbgrader configuration as text), so workers need no shared file system. The
-configured execute preprocessor (``c.Autograde.autograde_preprocessors``) runs unchanged,
-wrapped only to notice time-outs and kernel deaths, to start its kernel in the sandbox
-(:mod:`grading.sandbox`) and to hold it to the task's limits. Nothing here touches the gradebook.
+configured execute preprocessor (``c.Autograde.autograde_preprocessors``) runs the notebook,
+with its kernel in the sandbox (:mod:`grading.sandbox`) and held to the task's limits. Only
+the answer cells, the cells the student added and the locked set-up cells go to the kernel;
+every graded check is run by the judge (:mod:`grading.judge`) in this process, at its place
+in the notebook, and its outcome becomes the cell's output, which nbgrader then scores as
+usual. Nothing here touches the gradebook.
 
 Example
 -------
@@ -17,8 +20,12 @@ True
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import json
 import os
+import queue
 import re
 import signal
 import socket
@@ -31,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from jupyter_client import BlockingKernelClient
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient import NotebookClient
 from nbgrader.converters import Autograde
@@ -39,6 +47,7 @@ from traitlets.config import Config
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
+from grading.judge import Judge, NoAnswer, expression, parse_reply
 from grading.sandbox import Limits, command, describe, shown, uid_for_task
 
 
@@ -129,6 +138,25 @@ def sandboxed(base: type, task: Task, work: Path, ipc: Path) -> type:
     return Sandboxed
 
 
+def cell_role(cell: Any) -> str:
+    """Who runs a cell: ``"kernel"``, ``"setup"`` (both rooms: a locked set-up cell), ``"check"`` (the judge
+    only: a locked test cell), or ``"unlocked"`` (a test cell the student could edit: it is not run, and fails).
+
+    nbgrader has already restored every locked cell's text from the gradebook (``OverwriteCells``),
+    and dropped the id of any cell the gradebook does not know, so these cells hold the
+    instructor's text whatever the submission contained.
+
+    >>> cell_role({"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "t", "grade": True, "locked": True}}})
+    'check'
+    """
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if cell.get("cell_type") != "code" or not meta.get("grade_id") or meta.get("solution"):
+        return "kernel"
+    if meta.get("grade"):
+        return "check" if meta.get("locked") else "unlocked"
+    return "setup" if meta.get("locked") else "kernel"
+
+
 def watched(cls: type) -> type:
     """A subclass of an execute preprocessor that records time-outs and kernel deaths, and enforces limits.
 
@@ -137,6 +165,9 @@ def watched(cls: type) -> type:
     beyond ``grading_output_limit`` bytes is dropped and stops the kernel.
     """
     sync = run_sync  # a local name: the class body then finds it when this code travels by value
+
+    class DeadKernelGone(Exception):
+        """The kernel died while the judge waited for its answer."""
 
     class Watched(cls):
         extra_arguments: list[str]
@@ -148,6 +179,12 @@ def watched(cls: type) -> type:
         grading_output_bytes: int = 0
         grading_limit: str | None = None
         grading_exit_status: int | None = None
+        grading_judge: Judge | None = None
+        grading_client: Any = None
+        grading_thread: concurrent.futures.ThreadPoolExecutor | None = None
+        grading_files: dict[str, bytes]
+        grading_judge_folder: Path
+        grading_reply_limit: int = 16 << 20
 
         async def async_start_new_kernel(self, **kwargs: Any) -> None:
             kwargs.setdefault("env", {**os.environ, **self.grading_env})
@@ -185,12 +222,101 @@ def watched(cls: type) -> type:
                 except OSError:
                     pass
 
+        async def async_execute_cell(
+            self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True
+        ) -> Any:
+            role = cell_role(cell)
+            if role == "kernel" or not cell.source.strip():
+                return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            if role == "setup":
+                cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+                await self.grading_in_judge(lambda judge: judge.setup(cell.source))
+                return cell
+            if role == "check":
+                outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source), cell)
+            else:
+                message = "this test cell is not locked in the source notebook, so it is not run; it scores 0"
+                outputs = [{"output_type": "error", "ename": "UnlockedTest", "evalue": message, "traceback": [message]}]
+            self.code_cells_executed += 1
+            cell.outputs = [nbformat.from_dict(output) for output in outputs]
+            cell.execution_count = execution_count
+            return cell
+
+        execute_cell = sync(async_execute_cell)
+
+        async def grading_in_judge(self, work: Any, cell: Any = None) -> Any:
+            """Run ``work(judge)`` on the judge's own thread, which talks to the kernel through a client of its own.
+
+            Each request to the kernel may take the cell time-out (``--timeout``); the whole
+            notebook is bounded by ``--wall``.
+            """
+            loop = asyncio.get_running_loop()
+            limit = self.timeout if self.timeout and self.timeout > 0 else 600
+            gid = (cell or {}).get("metadata", {}).get("nbgrader", {}).get("grade_id") or "a cell"
+            if self.grading_thread is None:
+                self.grading_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judge")
+
+            def ask(request: dict[str, Any]) -> Any:
+                try:
+                    text = self.grading_ask(json.dumps(request), limit, loop)
+                except TimeoutError:
+                    self.grading_timeouts.append(gid)
+                    raise NoAnswer(f"the kernel did not answer within {limit} s (--timeout)") from None
+                except DeadKernelGone:
+                    raise NoAnswer("the kernel died before it answered") from None
+                return parse_reply(text, self.grading_reply_limit)
+
+            if self.grading_judge is None:
+                self.grading_judge = Judge.for_files(ask, self.grading_files, self.grading_judge_folder)
+            self.grading_judge.ask = ask
+            return await loop.run_in_executor(self.grading_thread, work, self.grading_judge)
+
+        def grading_ask(self, request: str, timeout: float, loop: Any) -> Any:
+            """Send one request to the kernel (from the judge's thread); its reply's text, or None."""
+            if self.grading_client is None:
+                client = BlockingKernelClient()
+                client.load_connection_info(self.km.get_connection_info(session=False))
+                client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+                self.grading_client = client
+            msg_id = self.grading_client.execute(
+                "",
+                silent=True,
+                store_history=False,
+                user_expressions={"r": expression(request)},
+                allow_stdin=False,
+                stop_on_error=False,
+            )
+            deadline = time.monotonic() + timeout
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    with contextlib.suppress(Exception):
+                        asyncio.run_coroutine_threadsafe(ensure_async(self.km.interrupt_kernel()), loop).result(10)
+                    raise TimeoutError
+                try:
+                    msg = self.grading_client.get_shell_msg(timeout=min(remaining, 1.0))
+                except queue.Empty:
+                    alive = asyncio.run_coroutine_threadsafe(ensure_async(self.km.is_alive()), loop).result(10)
+                    if not alive:
+                        raise DeadKernelGone from None
+                    continue
+                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                    continue
+                found = msg.get("content", {}).get("user_expressions", {}).get("r", {})
+                return found.get("data", {}).get("text/plain") if found.get("status") == "ok" else None
+
         async def _async_handle_timeout(self, timeout: int, cell: Any = None) -> Any:
             gid = (cell or {}).get("metadata", {}).get("nbgrader", {}).get("grade_id") if cell else None
             self.grading_timeouts.append(gid or "a cell")
             return await super()._async_handle_timeout(timeout, cell)
 
         async def _async_cleanup_kernel(self) -> None:
+            if self.grading_client is not None:
+                self.grading_client.stop_channels()
+                self.grading_client = None
+            if self.grading_thread is not None:
+                self.grading_thread.shutdown(wait=False)
+                self.grading_thread = None
             if self.km is not None and self.km.has_kernel and not await ensure_async(self.km.is_alive()):
                 self.grading_kernel_died = True
                 process = getattr(getattr(self.km, "provisioner", None), "process", None)
@@ -297,6 +423,9 @@ def execute(task: Task) -> Outcome:
                 pp.grading_timeouts, pp.grading_kernel_died = [], False
                 pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
                 pp.grading_output_limit = task.limits.output
+                pp.grading_reply_limit = task.limits.output
+                pp.grading_files = task.files
+                pp.grading_judge_folder = root / "judge"
                 if task.bwrap:
                     pp.grading_sandboxed = True
                     pp.kernel_manager_class = sandboxed(pp.kernel_manager_class, task, work, ipc)

@@ -3,7 +3,8 @@
 Honest students are graded beside students whose one Q2 notebook attacks the grader from an
 answer cell: reading the answers, deleting the class's submissions, overwriting the gradebook,
 reaching other kernels and the grader's ports, forking, allocating, writing and printing until
-stopped, and cheating by rebinding the checks. Every attack caps itself (a few hundred
+stopped, spying on the code that calls its functions, and rigging the checks in every way a reader of
+the grader's code might try. Every attack caps itself (a few hundred
 processes, 8 GB, 1 GB written, 100 MB printed), so a broken sandbox cannot take the machine down.
 """
 
@@ -115,19 +116,35 @@ with open("/tmp/fill", "wb") as fh:
 for _ in range(100):  # 100 MB
     print("x" * (1 << 20))
 """,
-    # wrong answers (mix_b's), with the checks rigged to pass
-    "rebinds_checks": MISTAKES["mix_b"][Q2]["q2_a_answer"] + "\n\nisclose = lambda *args, **kwargs: True\n",
-    "patches_builtins": MISTAKES["mix_b"][Q2]["q2_a_answer"]
-    + "\n\nimport builtins\nbuiltins.isinstance = lambda *args: True\n",
+    # prints everything its callers hold, to find the checks that call it (its answer is right)
+    "spies_on_checks": """
+import inspect, linecache
+_answer = bytes_loaded
+def bytes_loaded(B, D, F):
+    for info in inspect.stack():
+        print("SPY", info.filename, "".join(linecache.getlines(info.filename))[:3000])
+        print("SPY", {k: repr(v)[:2000] for k, v in info.frame.f_locals.items()})
+    return _answer(B, D, F)
+""",
+    # the control: mix_b's wrong answer to (a), nothing else
+    "wrong_plain": MISTAKES["mix_b"][Q2]["q2_a_answer"],
 }
+# The same wrong answer, with the checks rigged to pass: each must score exactly what the control scores.
+FORGED = {
+    "rebinds_checks": "isclose = lambda *args, **kwargs: True",
+    "patches_builtins": "import builtins\nbuiltins.AssertionError = Warning\nbuiltins.print = lambda *a, **k: None",
+    "transforms_input": "get_ipython().input_transformers_post.append(\n"
+    "    lambda lines: ['pass\\n'] if any('Part (' in line for line in lines) else lines)",
+    "aliases_modules": "import math, feedback\nm, f = math, feedback\nm.isclose = f.matches = lambda *a, **k: True",
+    "registers_str": "from numbers import Real\nReal.register(str)\nReal.register(type(None))",
+}
+ATTACKS.update({name: MISTAKES["mix_b"][Q2]["q2_a_answer"] + "\n\n" + code + "\n" for name, code in FORGED.items()})
 # Students whose notebook is not graded, and a word of the reason listed for it.
 REFUSED = {
     "forks": "processes",
     "allocates": "memory",
     "writes": "file size",
     "prints": "output",
-    "rebinds_checks": "checking machinery",
-    "patches_builtins": "checking machinery",
 }
 LIMITS = ["--procs", "256", "--memory", "2G", "--file-size", "64M", "--output", "16M", "--wall", "120"]
 
@@ -182,6 +199,17 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
+def _hidden_lines() -> list[str]:
+    """The lines of every hidden test of the assignment, long enough to be told apart from other text."""
+    lines = []
+    for name in NOTEBOOKS:
+        for cell in read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb").cells:
+            if is_grade_cell(cell) and "### BEGIN HIDDEN TESTS" in cell.source:
+                block = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+                lines += [line.strip() for line in block.splitlines() if len(line.strip()) > 20]
+    return lines
+
+
 def _log(graded: dict) -> str:
     return graded["run"].stdout[-3000:] + graded["run"].stderr[-3000:]
 
@@ -199,7 +227,17 @@ def test_submissions_and_gradebook_are_intact(graded: dict) -> None:
     assert not graded["called"], "a kernel reached a port of the grader's machine"
 
 
-@pytest.mark.parametrize("student", sorted(set(ATTACKS) - set(REFUSED)))
+@pytest.mark.parametrize("student", sorted(FORGED))
+def test_forged_checks_score_what_the_values_deserve(graded: dict, student: str) -> None:
+    """Rigging the checks in the kernel changes nothing: the grader judges, and the control's wrong (a) fails."""
+    cells = graded["scores"][student][Q2]
+    control = graded["scores"]["wrong_plain"][Q2]
+    assert cells == control, (cells, control, _log(graded))
+    assert control["q2_a_test"][0] == 0 and sum(score for score, _ in control.values()) > 0
+    assert (student, Q2) not in graded["problems"]
+
+
+@pytest.mark.parametrize("student", sorted(set(ATTACKS) - set(REFUSED) - set(FORGED) - {"wrong_plain"}))
 def test_attacks_that_fail_cost_nothing_and_reach_nothing(graded: dict, student: str) -> None:
     """The attack finds nothing to read, delete, overwrite or reach; the honest answers still score in full."""
     cells = graded["scores"][student][Q2]
@@ -226,9 +264,13 @@ def test_attacks_that_go_over_a_limit_or_cheat_score_zero_with_a_reason(graded: 
 def test_no_hidden_test_reaches_an_answer_or_the_feedback(graded: dict) -> None:
     """Hidden tests run as cells: nothing a student's own cells print, nor the feedback, shows them."""
     course = graded["course"]
+    hidden = _hidden_lines()
     for path in (course / "autograded").rglob("*.ipynb"):
-        text = json.dumps([c.get("outputs", []) for c in read(path).cells if not is_grade_cell(c)])
+        text = json.dumps([c.get("outputs", []) for c in read(path).cells])
         assert "HIDDEN TESTS" not in text and "hidden_" not in text, path
+        assert not [line for line in hidden if line in text], path
+    # what a function prints while the grader calls it goes nowhere: the spy's lines reach no output
+    assert "SPY" not in _outputs(course / "autograded" / "spies_on_checks" / ASSIGNMENT / f"{Q2}.ipynb")
     feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
     assert feedback.returncode == 0, feedback.stderr[-3000:]
     pages = list((course / "feedback").rglob("*.html"))

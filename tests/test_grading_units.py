@@ -18,7 +18,8 @@ import grading.progress
 import grading.report
 import grading.sample
 import grading.sandbox
-import grading.tamper
+import grading.in_kernel
+import grading.judge
 from grading.cli import main
 from grading.cluster import _Call
 from grading.execute import over_limit
@@ -37,7 +38,8 @@ from grading.sandbox import Limits, command, sizes
         grading.report,
         grading.sample,
         grading.sandbox,
-        grading.tamper,
+        grading.in_kernel,
+        grading.judge,
     ],
 )
 def test_docstring_examples(module: object) -> None:
@@ -174,83 +176,3 @@ def test_limits_are_told_apart_from_ordinary_errors() -> None:
     blocked = _notebook("BlockingIOError", "[Errno 11] Resource temporarily unavailable")
     assert "processes limit (9, --procs)" in str(over_limit(blocked, limits, None))
     assert "memory" in str(over_limit(_notebook("_ArrayMemoryError", "Unable to allocate 8 GiB"), limits, None))
-
-
-HONEST_CELLS = [
-    "def bytes_loaded(B, D, F):\n    return B * D + D * F",
-    "from math import isclose\nimport numpy as np\nx = np.arange(3)",
-    "import os\nos._exit(1)",
-    "B, D, F = 4, 3, 5\nsum = 0\nfor i in range(3):\n    sum += i",
-    'def bytes_loaded(B, D, F):\n    """Counts the modules and bytes."""\n    return B * D + D * F',
-    "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.set_xlabel('batch')\nplt.rcParams['font.size'] = 9",
-    "class Chip:\n    def __init__(self, peak):\n        self.peak = peak",
-    "x = 1 +",  # does not parse: fails when it runs, not here
-    "print(f'{3.0:.2f}', '{:.1f}'.format(2))",
-    "import numpy as np\nx = np.append(np.arange(3), 4)\ny = np.add(x, 1)\nnp.sort(y)",
-]
-CHEATS = {
-    "isclose = lambda *a, **k: True": "rebinds isclose",
-    "import math\nmath.isclose = lambda *a, **k: True": "assigns math.isclose",
-    "import builtins\nbuiltins.abs = abs": "imports builtins",
-    "__builtins__.isinstance = lambda *a: True": "__builtins__",
-    "class AssertionError(Exception):\n    pass": "rebinds AssertionError",
-    "def hint(*a, **k):\n    return ''": "rebinds hint",
-    "from numpy import isclose": "rebinds isclose",
-    "import numpy as isclose": "rebinds isclose",
-    "import sys\nsys.modules['feedback'].matches = None": "imports sys",
-    "globals()['matches'] = None": "uses globals",
-    "print(In[3])": "uses In",
-    "print(_i2)": "uses _i2",
-    "exec('isclose = 1')": "uses exec",
-    "f = getattr(math, 'isclose')": "uses getattr",
-    "def f():\n    global isclose\n    isclose = 1": "rebinds isclose",
-    "x = (lambda: 0).__globals__": "uses .__globals__",
-    "'{0.__globals__}'.format(print)": "__globals__",
-    "Real.register(str)": "changes Real",
-    "HBM_BYTES_PER_S += 1": "rebinds HBM_BYTES_PER_S",
-    "INT8_OPS_PER_S = 1": "rebinds INT8_OPS_PER_S",
-    "%cd /tmp": "IPython magics",
-    "from math import *": "imports *",
-    "from unittest import mock": "imports unittest",
-    "import gc, inspect": "imports gc",
-    "def bytes_loaded(B, D, F):\n    return 0\n\n\ndef __eq__(a, b):\n    return True": "defines __eq__",
-}
-
-
-def _q1_with(source: str) -> object:
-    from grading_support import ROOT, cell_by_id, read
-
-    nb = read(ROOT / "exercises" / "rooflines" / "q1_int8_matmul.ipynb")
-    cell_by_id(nb, "q1_a_answer").source = source
-    return nb
-
-
-@pytest.mark.parametrize("source", HONEST_CELLS)
-def test_plain_answers_pass_the_tamper_check(source: str) -> None:
-    assert grading.tamper.check(_q1_with(source)) is None
-
-
-@pytest.mark.parametrize("source", sorted(CHEATS))
-def test_answers_that_change_the_checks_are_refused(source: str) -> None:
-    found = grading.tamper.check(_q1_with(source))
-    assert found is not None and CHEATS[source] in found and "(cell q1_a_answer, line " in found, found
-
-
-def test_a_cell_the_student_added_is_checked_too() -> None:
-    from nbformat.v4 import new_code_cell
-
-    nb = _q1_with("def bytes_loaded(B, D, F):\n    return B * D + D * F")
-    nb.cells.insert(1, new_code_cell("isclose = max"))
-    assert "rebinds isclose" in str(grading.tamper.check(nb))
-    # a cell posing as locked, under an id nbgrader dropped (it is not in the gradebook), is the student's too
-    nb.cells[1].metadata["nbgrader"] = {"locked": True, "grade": True, "solution": False}
-    assert "rebinds isclose" in str(grading.tamper.check(nb))
-
-
-def test_every_test_students_notebook_passes_the_tamper_check(tmp_path: Path) -> None:
-    from grading_support import NOTEBOOKS, STUDENTS, build_class, read
-
-    build_class(tmp_path, [s for s in STUDENTS if s != "corrupt"])
-    for path in sorted((tmp_path / "submitted").rglob("*.ipynb")):
-        assert grading.tamper.check(read(path)) is None, path
-    assert len(list((tmp_path / "submitted").rglob("*.ipynb"))) == (len(STUDENTS) - 1) * len(NOTEBOOKS)
