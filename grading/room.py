@@ -466,7 +466,8 @@ class Room:
         """Kill every process of the room, and wait (a few seconds at most) until they are gone. Idempotent."""
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            left = self._kill_cgroups() if self._cgroups else self._kill_processes()
+            # the watched processes too: one may not have joined the cgroups yet
+            left = self._kill_cgroups() + self._kill_processes()
             if not left:
                 return
             time.sleep(0.02)
