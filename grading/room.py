@@ -65,6 +65,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import os
+import shutil
 import signal
 import threading
 import time
@@ -319,7 +320,7 @@ class Room:
             self._box = None
 
     def close(self) -> None:
-        """Kill what is left of the room, note its last reason, and remove its cgroups and tmpfs."""
+        """Kill what is left of the room, note its last reason, and remove its cgroups, tmpfs and folders."""
         with self._lock:
             if self._closed:
                 return
@@ -330,6 +331,8 @@ class Room:
             self._thread.join()
         self.kill()
         self._tear_down()
+        if self.mode == "watchdog":  # what the notebook wrote on the host's disk goes now, not with its folder
+            shutil.rmtree(self.ipc, ignore_errors=True)
 
     def __enter__(self) -> Self:
         return self
