@@ -13,8 +13,9 @@ Two modes, chosen by :func:`best_mode` (or forced with ``mode=``):
     mounted writable): a cgroup per notebook in each, created under the grader's own
     (``<controller>/<grader's cgroup>/roofline-grading/<unique>``), with
     ``memory.limit_in_bytes`` (and ``memory.memsw.limit_in_bytes``: no swap) set to
-    ``limits.memory`` and ``pids.max`` to ``limits.procs``; the kernel's OOM killer or a
+    ``limits.memory`` and ``pids.max`` to ``limits.procs``; an OOM kill in the cgroup or a
     refused ``fork`` is noticed and kills the room; CPU time is ``cpuacct.usage``, polled.
+    What the notebook keeps in ``/tmp`` counts against its memory too.
     ``/tmp`` and the socket folder are two folders of one tmpfs of ``limits.file_size``
     bytes mounted for this notebook alone, so no write can go past the budget; a full
     tmpfs kills the room. The cgroups and the mount are removed on leaving the room.
@@ -22,10 +23,17 @@ Two modes, chosen by :func:`best_mode` (or forced with ``mode=``):
     process descended from the watched ones and kills the room when their memory
     (``RssAnon + RssShmem``), their processes and threads, or their CPU time (live and
     reaped children's) go over a limit, or when the socket folder's bytes plus the use of
-    the sandbox's own ``/tmp`` tmpfs (``--size``) go over the write budget. A notebook
-    can go past a limit by what it does in one poll, no more.
+    the sandbox's own ``/tmp`` tmpfs (``--size``) go over the write budget (each file
+    counting at least :data:`INODE_BYTES`). A notebook can go past a limit by what it does
+    in one poll, no more.
 
-How :mod:`grading.execute` uses it (one room per notebook, around all of its kernels)::
+A room over a limit stays killed: a process started in it afterwards is killed at the next
+poll. Leaving the room (``with``, or :meth:`Room.close`) kills what is left of it and removes
+its cgroups, its tmpfs and its socket folder, after an error too.
+
+How :mod:`grading.execute` uses it: one room per sandboxed notebook (not for ``--unsafe``),
+around all of its kernels; the room makes the socket folder (``room.ipc``), so execute no
+longer makes ``ipc/`` itself::
 
     with tempfile.TemporaryDirectory(prefix="grading-") as tmp, Room(task.limits, root=Path(tmp)) as room:
         ipc = room.ipc                                   # the socket folder: kernel.json and the sockets
@@ -76,7 +84,7 @@ from typing import Self
 
 from grading.sandbox import Limits, describe
 
-__all__ = ["MODES", "Room", "best_mode", "limit_reason"]
+__all__ = ["MODES", "Room", "best_mode", "describe_mode", "limit_reason"]
 
 MODES = ("cgroup", "watchdog")
 CONTROLLERS = ("memory", "pids", "cpuacct")
@@ -91,7 +99,6 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def limit_reason(name: str, limits: Limits) -> str:
@@ -106,11 +113,12 @@ def limit_reason(name: str, limits: Limits) -> str:
 
 
 def _own_cgroup(controller: str) -> Path:
-    """This process's cgroup folder in a cgroup v1 controller."""
+    """This process's cgroup folder in a cgroup v1 controller (the controller's top where that is not in view)."""
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, names, path = line.split(":", 2)
         if controller in names.split(","):
-            return CGROUP_ROOT / controller / path.lstrip("/")
+            own = CGROUP_ROOT / controller / path.lstrip("/")
+            return own if own.is_dir() else CGROUP_ROOT / controller
     raise OSError(f"no cgroup v1 {controller} controller")
 
 
@@ -258,7 +266,7 @@ class Room:
                 self._tear_down()
                 if mode == "cgroup":
                     raise
-                self.mode = "watchdog"
+                self.mode, self.ipc, self.tmp = "watchdog", self.root / "ipc", None
         if self.mode == "watchdog":
             self.ipc.mkdir(mode=0o700)
 
@@ -508,16 +516,21 @@ class Room:
     # ----- telling
 
     def describe_mode(self) -> str:
-        """One line for the run log: how this room holds its limits.
+        """One line for the run log: how this room holds its limits (:func:`describe_mode`)."""
+        return describe_mode(self.mode, self.limits, self.poll)
 
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as folder, Room(Limits(), root=Path(folder), mode="watchdog") as room:
-        ...     room.describe_mode()
-        'limits per notebook by a watchdog over its processes (every 0.1 s); writes: the socket folder and /tmp'
-        """
-        if self.mode == "cgroup":
-            return (
-                "limits per notebook by cgroups (memory, pids, cpuacct); "
-                f"writes: one {describe(self.limits)['file_size']} tmpfs for /tmp and the socket folder"
-            )
-        return f"limits per notebook by a watchdog over its processes (every {self.poll:g} s); writes: the socket folder and /tmp"
+
+def describe_mode(mode: str, limits: Limits, poll: float = 0.1) -> str:
+    """One line for the run log: how rooms in ``mode`` hold ``limits``.
+
+    >>> describe_mode("cgroup", Limits())
+    'limits per notebook: cgroups (memory, pids, cpuacct) and one 64M tmpfs for /tmp and the socket folder'
+    >>> describe_mode(best_mode(), Limits()).startswith("limits per notebook: ")
+    True
+    """
+    if mode == "cgroup":
+        size = describe(limits)["file_size"]
+        return (
+            f"limits per notebook: cgroups (memory, pids, cpuacct) and one {size} tmpfs for /tmp and the socket folder"
+        )
+    return f"limits per notebook: a watchdog over its processes and its socket folder and /tmp, every {poll:g} s"

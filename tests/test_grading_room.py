@@ -231,3 +231,15 @@ def test_a_forced_cgroup_mode_that_cannot_be_set_up_raises(tmp_path: Path, monke
     (tmp_path / "auto").mkdir()
     with Room(SMALL, root=tmp_path / "auto") as room:
         assert room.mode == "watchdog" and room.tmp is None and room.ipc.is_dir()
+
+
+def test_a_room_falls_back_to_the_watchdog_where_cgroups_cannot_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(grading.room, "best_mode", lambda: "cgroup")
+    monkeypatch.setattr(grading.room, "CGROUP_ROOT", tmp_path / "no-cgroups")
+    with Room(SMALL, root=tmp_path) as room:
+        assert room.mode == "watchdog" and room.tmp is None and room.ipc == tmp_path / "ipc" and room.ipc.is_dir()
+        assert room.launcher(["true"]) == ["true"]
+        assert not (tmp_path / "box").exists()
+    assert not [line for line in Path("/proc/mounts").read_text().splitlines() if str(tmp_path) in line]
