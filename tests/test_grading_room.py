@@ -243,3 +243,18 @@ def test_a_room_falls_back_to_the_watchdog_where_cgroups_cannot_be_made(
         assert room.launcher(["true"]) == ["true"]
         assert not (tmp_path / "box").exists()
     assert not [line for line in Path("/proc/mounts").read_text().splitlines() if str(tmp_path) in line]
+
+
+def test_the_sandbox_binds_the_rooms_tmp_or_makes_its_own(tmp_path: Path) -> None:
+    def argv(tmp: Path | None) -> list[str]:
+        kernel = [sys.executable, "-m", "ipykernel_launcher"]
+        return command(
+            "/usr/bin/bwrap", kernel, work=tmp_path, ipc=tmp_path / "ipc", limits=SMALL, uid=0, env={}, tmp=tmp
+        )
+
+    own = argv(None)
+    assert own[own.index("--tmpfs") - 2 : own.index("--tmpfs") + 2] == ["--size", str(16 << 20), "--tmpfs", "/tmp"]
+    bound = argv(tmp_path / "box" / "tmp")
+    assert "--tmpfs" not in bound and bound[bound.index("/tmp") - 2 : bound.index("/tmp") + 1] == [
+        "--bind", str(tmp_path / "box" / "tmp"), "/tmp",
+    ]  # fmt: skip
