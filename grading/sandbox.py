@@ -161,12 +161,16 @@ def command(
     limits: Limits,
     uid: int,
     env: dict[str, str],
+    tmp: Path | None = None,
 ) -> list[str]:
     """The ``bwrap`` command line that runs ``kernel_cmd`` (``[python, -m, module, ...]``) in the sandbox.
 
     ``work`` is bound read-only and is the working directory; ``ipc`` (the connection
-    file and the kernel's sockets) is bound writable. ``env`` supplies the variables in
-    :data:`PASSED_ENV` and those starting with :data:`PASSED_PREFIXES`.
+    file and the kernel's sockets) is bound writable. The kernel's ``/tmp`` is a tmpfs of
+    ``limits.file_size`` bytes of its own, or, with ``tmp``, that host folder bound
+    writable (a :class:`grading.room.Room`'s, which holds it and ``ipc`` to one budget).
+    ``env`` supplies the variables in :data:`PASSED_ENV` and those starting with
+    :data:`PASSED_PREFIXES`.
     """
     root = os.geteuid() == 0
     args = [bwrap, "--die-with-parent", "--new-session"]
@@ -181,7 +185,11 @@ def command(
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    args += ["--dev", "/dev", "--perms", "1777", "--size", str(limits.file_size), "--tmpfs", "/tmp"]
+    args += ["--dev", "/dev"]
+    if tmp is None:
+        args += ["--perms", "1777", "--size", str(limits.file_size), "--tmpfs", "/tmp"]
+    else:
+        args += ["--bind", str(tmp), "/tmp"]
     binds = [(p, "--ro-bind") for p in _python_dirs(kernel_cmd[0])]
     if os.path.isdir("/etc/fonts"):  # Matplotlib asks fontconfig for the fonts in /usr/share/fonts
         binds.append(("/etc/fonts", "--ro-bind"))
