@@ -27,9 +27,10 @@ def _by_value() -> None:
     """Make the task code travel with each task (pickled by value)."""
     import cloudpickle
 
-    from grading import execute, judge, sandbox
+    from grading import execute, judge, room, sandbox
 
     cloudpickle.register_pickle_by_value(sandbox)
+    cloudpickle.register_pickle_by_value(room)
     cloudpickle.register_pickle_by_value(judge)
     cloudpickle.register_pickle_by_value(execute)
 

@@ -48,6 +48,7 @@ from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
 from grading.judge import Judge, NoAnswer, expression, parse_reply
+from grading.room import Room
 from grading.sandbox import Limits, command, describe, shown, uid_for_task
 
 
@@ -113,13 +114,15 @@ def executors(config: Config) -> list[tuple[int, type]]:
     return found
 
 
-def sandboxed(base: type, task: Task, work: Path, ipc: Path) -> type:
+def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
     """A subclass of a kernel manager class that starts its kernel in the sandbox of :mod:`grading.sandbox`.
 
     The kernel is interrupted by a message rather than a signal (signals do not cross into
-    the sandbox's PID namespace); ipykernel then interrupts itself and its children.
+    the sandbox's PID namespace); ipykernel then interrupts itself and its children. The
+    kernel starts in ``room``, which holds the notebook's limits over all of its processes.
     """
     bwrap = task.bwrap or ""
+    ipc = room.ipc
 
     class Sandboxed(base):
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
@@ -131,8 +134,9 @@ def sandboxed(base: type, task: Task, work: Path, ipc: Path) -> type:
             env = kw.get("env") or dict(os.environ)
             # what the kernel writes to its own stdout and stderr stays out of the grader's log
             kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
-            argv = command(bwrap, kernel_cmd, work=work, ipc=ipc, limits=task.limits, uid=uid, env=env)
-            await super()._async_launch_kernel(argv, **kw)
+            argv = command(bwrap, kernel_cmd, work=work, ipc=ipc, tmp=room.tmp, limits=task.limits, uid=uid, env=env)
+            await super()._async_launch_kernel(room.launcher(argv), **kw)
+            room.watch(self.provisioner.pid)
 
     Sandboxed.__name__ = base.__name__
     return Sandboxed
@@ -180,6 +184,7 @@ def watched(cls: type) -> type:
         grading_limit: str | None = None
         grading_exit_status: int | None = None
         grading_judge: Judge | None = None
+        grading_room: Room | None = None
         grading_client: Any = None
         grading_thread: concurrent.futures.ThreadPoolExecutor | None = None
         grading_files: dict[str, bytes]
@@ -215,6 +220,8 @@ def watched(cls: type) -> type:
             """Kill the kernel (safe from any thread); the notebook then ends as after a kernel death."""
             if self.grading_limit is None:
                 self.grading_limit = reason
+            if self.grading_room is not None:
+                self.grading_room.kill()
             pid = getattr(getattr(self.km, "provisioner", None), "pid", None)
             if pid:
                 try:
@@ -271,6 +278,14 @@ def watched(cls: type) -> type:
             self.grading_judge.ask = ask
             return await loop.run_in_executor(self.grading_thread, work, self.grading_judge)
 
+        def grading_close_client(self) -> None:
+            """On the judge's thread: close its kernel client and the event loop the client made there."""
+            if self.grading_client is not None:
+                self.grading_client.stop_channels()
+                self.grading_client = None
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_event_loop().close()
+
         def grading_ask(self, request: str, timeout: float, loop: Any) -> Any:
             """Send one request to the kernel (from the judge's thread); its reply's text, or None."""
             if self.grading_client is None:
@@ -311,11 +326,9 @@ def watched(cls: type) -> type:
             return await super()._async_handle_timeout(timeout, cell)
 
         async def _async_cleanup_kernel(self) -> None:
-            if self.grading_client is not None:
-                self.grading_client.stop_channels()
-                self.grading_client = None
             if self.grading_thread is not None:
-                self.grading_thread.shutdown(wait=False)
+                self.grading_thread.submit(self.grading_close_client).result(30)
+                self.grading_thread.shutdown(wait=True)
                 self.grading_thread = None
             if self.km is not None and self.km.has_kernel and not await ensure_async(self.km.is_alive()):
                 self.grading_kernel_died = True
@@ -395,11 +408,13 @@ def execute(task: Task) -> Outcome:
     outcome = Outcome(task.student, task.notebook, host=socket.gethostname())
     start = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="grading-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="grading-") as tmp, contextlib.ExitStack() as stack:
             root = Path(tmp)
-            work, ipc = root / "work", root / "ipc"
+            room = stack.enter_context(Room(task.limits, root=root)) if task.bwrap else None
+            work = root / "work"
+            ipc = room.ipc if room is not None else root / "ipc"
             (root / "tmp").mkdir()
-            ipc.mkdir()
+            ipc.mkdir(exist_ok=True)
             work.mkdir()
             for rel, data in task.files.items():
                 target = work / rel
@@ -428,7 +443,8 @@ def execute(task: Task) -> Outcome:
                 pp.grading_judge_folder = root / "judge"
                 if task.bwrap:
                     pp.grading_sandboxed = True
-                    pp.kernel_manager_class = sandboxed(pp.kernel_manager_class, task, work, ipc)
+                    pp.kernel_manager_class = sandboxed(pp.kernel_manager_class, task, work, room)
+                    pp.grading_room = room
                 timer = threading.Timer(task.limits.wall, pp.stop, [f"ran for more than {task.limits.wall} s (--wall)"])
                 timer.daemon = True
                 timer.start()
@@ -438,8 +454,12 @@ def execute(task: Task) -> Outcome:
                     timer.cancel()
                 outcome.timeouts += pp.grading_timeouts
                 outcome.kernel_died = outcome.kernel_died or pp.grading_kernel_died
-                if pp.grading_limit is None and task.bwrap:
-                    pp.grading_limit = over_limit(nb, task.limits, pp.grading_exit_status)
+                if task.bwrap:
+                    pp.grading_limit = (
+                        (room.reason if room is not None else None)
+                        or pp.grading_limit
+                        or over_limit(nb, task.limits, pp.grading_exit_status)
+                    )
                 if pp.grading_limit is not None:
                     outcome.error = f"the notebook {pp.grading_limit}"
                     break

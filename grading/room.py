@@ -95,9 +95,14 @@ INODE_BYTES = 4096  # what each file or folder in the socket folder counts again
 
 _NAMES = {"memory": "memory", "cpu": "CPU time", "procs": "processes", "file_size": "file size"}
 _serial = itertools.count()
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+
+
+def _libc() -> ctypes.CDLL:
+    """The C library with ``mount`` and ``umount2`` typed (made when needed: this module travels by value)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    return libc
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -276,7 +281,7 @@ class Room:
         box = self.root / "box"
         box.mkdir(mode=0o700)
         options = f"size={self.limits.file_size},nr_inodes={INODES},mode=0700".encode()
-        if _libc.mount(b"tmpfs", bytes(box), b"tmpfs", 0x2 | 0x4, options) != 0:  # MS_NOSUID | MS_NODEV
+        if _libc().mount(b"tmpfs", bytes(box), b"tmpfs", 0x2 | 0x4, options) != 0:  # MS_NOSUID | MS_NODEV
             box.rmdir()
             raise OSError(ctypes.get_errno(), f"cannot mount a tmpfs on {box}")
         self._box = box
@@ -319,8 +324,9 @@ class Room:
                 pass
         self._cgroups = {}
         if self._box is not None:
-            if _libc.umount2(bytes(self._box), 0) != 0:
-                _libc.umount2(bytes(self._box), 2)  # MNT_DETACH: gone as soon as nothing uses it
+            libc = _libc()
+            if libc.umount2(bytes(self._box), 0) != 0:
+                libc.umount2(bytes(self._box), 2)  # MNT_DETACH: gone as soon as nothing uses it
             try:
                 self._box.rmdir()
             except OSError:

@@ -112,6 +112,28 @@ with open("/tmp/fill", "wb") as fh:
     for _ in range(1024):  # 1 GB at most
         fh.write(bytes(1 << 20))
 """,
+    "forks_memory": """
+import os, time
+for _ in range(3):  # each child below the per-process limit, together over the notebook's 2G
+    if os.fork() == 0:
+        hoard = b"\\x01" * (900 << 20)
+        time.sleep(60)
+        os._exit(0)
+time.sleep(60)
+""",
+    "fills_folders": """
+import os
+from ipykernel.kernelapp import IPKernelApp
+sockets = os.path.dirname(IPKernelApp.instance().connection_file)
+for folder in ["/tmp", sockets, os.getcwd(), "/dev/shm", os.path.expanduser("~")]:
+    for n in range(2):  # 2 x 20 MB per folder, each file well below --file-size; 64M in all
+        try:
+            with open(os.path.join(folder, f"fill{n}"), "wb") as fh:
+                for _ in range(20):
+                    fh.write(bytes(1 << 20))
+        except OSError as err:
+            print("DENIED", folder, type(err).__name__)
+""",
     "prints": """
 for _ in range(100):  # 100 MB
     print("x" * (1 << 20))
@@ -145,6 +167,8 @@ REFUSED = {
     "allocates": "memory",
     "writes": "file size",
     "prints": "output",
+    "forks_memory": "memory",
+    "fills_folders": "file size",
 }
 LIMITS = ["--procs", "256", "--memory", "2G", "--file-size", "64M", "--output", "16M", "--wall", "120"]
 

@@ -176,3 +176,14 @@ def test_limits_are_told_apart_from_ordinary_errors() -> None:
     blocked = _notebook("BlockingIOError", "[Errno 11] Resource temporarily unavailable")
     assert "processes limit (9, --procs)" in str(over_limit(blocked, limits, None))
     assert "memory" in str(over_limit(_notebook("_ArrayMemoryError", "Unable to allocate 8 GiB"), limits, None))
+
+
+def test_the_grading_task_travels_by_value() -> None:
+    """A worker needs none of this package: the task, its code and every module it uses pickle by value."""
+    from grading.cluster import _by_value
+    from grading.execute import Task, run_task
+
+    _by_value()
+    blob = cloudpickle.dumps(_Call(run_task, Task("ada", "a", "nb", "{}", {}, (), {})))
+    assert b"grading.room" in blob or b"Room" in blob
+    assert len(blob) > 10_000  # the code itself, not a reference to it
