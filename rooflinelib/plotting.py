@@ -519,9 +519,10 @@ def plot_layer_matmuls(
 ) -> Axes:
     """The matmuls of one layer of ``model`` on ``chip``'s roofline, at each token count in ``tokens``.
 
-    One marker shape per weight shape (matrices of the same shape share a point), one colour
-    per token count; each point sits at the matmul's exact intensity (activations, weights
-    and output all counted). ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
+    One marker shape per weight shape, one colour per token count; each point sits at the
+    matmul's exact intensity (activations, weights and output all counted). A ``[D, F]`` and an
+    ``[F, D]`` matrix have the same intensity when activations and output share a format, and
+    then share a marker. ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
 
     Examples
     --------
@@ -544,7 +545,9 @@ def plot_layer_matmuls(
     counts = [int(as_size("tokens", t, scalar=True)) for t in tokens]
     shapes: dict[tuple[int, int], list[str]] = {}
     for mm in models.layer_matmuls(m):
-        shapes.setdefault((mm.D, mm.F), []).append(mm.name)
+        # [D, F] and [F, D] sit at the same intensity when x and out have the same size: one marker
+        same = (mm.F, mm.D) if prec.x == prec.out and (mm.F, mm.D) in shapes else (mm.D, mm.F)
+        shapes.setdefault(same, []).append(mm.name)
     points = {
         (shape, T): float(matmul.matmul_intensity(T, shape[0], shape[1], precision=prec))
         for shape in shapes

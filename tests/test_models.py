@@ -242,3 +242,41 @@ def test_tied_embeddings_are_counted_once_and_streamed() -> None:
     assert tied.streamed_params == tied.params  # the shared table is read whole, as the output layer
     assert untied.streamed_params == untied.params - 128256 * 4096
     assert math.isclose(rl.forward_bytes(tied), rl.forward_bytes(untied))
+
+
+# ----------------------------------------------------------------------------- plots
+
+
+def test_decode_time_plot_marks_the_critical_batch() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        rl.plot_decode_time("llama-3-8b", ["h100-sxm"], ax=ax)
+        (dot,) = [line for line in ax.get_lines() if line.get_label() == "_critical batch"]
+        assert dot.get_xdata()[0] == pytest.approx(9.895e14 / 3.35e12 * READ_8B / FLOPS_8B)  # 295.38
+        assert dot.get_ydata()[0] == pytest.approx(4.4806, rel=1e-4)  # ms, the flat level
+        (line,) = [line for line in ax.get_lines() if line.get_label() == "NVIDIA H100 SXM"]
+        assert line.get_ydata()[0] == pytest.approx(4.4806, rel=1e-4) and line.get_xdata()[0] == 1
+        assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    finally:
+        plt.close(fig)
+
+
+def test_layer_plot_gives_a_matrix_and_its_transpose_one_marker() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        rl.plot_layer_matmuls("llama-3-8b", "h100-sxm", [64, 2048], ax=ax)
+        labels = ax.get_legend_handles_labels()[1]
+        assert labels[-5:] == ["q_proj, o_proj", "k_proj, v_proj", "gate_proj, up_proj, down_proj", "64 tokens",
+                               "2048 tokens"]  # fmt: skip
+        points = sorted(round(float(line.get_xdata()[0]), 1) for line in ax.get_lines() if line.get_label() == "_point")
+        # bf16 intensity BDF / (BD + DF + BF): 64 tokens 62.1 (4096 x 4096), 59.4 (x 1024), 62.7 (x 14336);
+        # 2048 tokens 1024.0, 585.1, 1246.6
+        assert points == [59.4, 62.1, 62.7, 585.1, 1024.0, 1246.6]
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match="tokens must list at least one token count"):
+        rl.plot_layer_matmuls("llama-3-8b", "h100-sxm", [])
