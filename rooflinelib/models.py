@@ -96,6 +96,58 @@ class Model:
     gated_mlp: bool
     notes: str = ""
 
+    @classmethod
+    def custom(
+        cls,
+        name: str,
+        *,
+        hidden: int,
+        mlp: int,
+        layers: int,
+        heads: int,
+        kv_heads: int,
+        vocab: int,
+        head_dim: int | None = None,
+        tied_embeddings: bool = False,
+        qkv_bias: bool = False,
+        gated_mlp: bool = True,
+    ) -> Model:
+        """A model that is not in the table, e.g. a shape an exercise makes up; checked as the table is.
+
+        ``head_dim`` defaults to ``hidden // heads``.
+
+        Examples
+        --------
+        >>> tiny = Model.custom("tiny", hidden=64, mlp=256, layers=2, heads=4, kv_heads=2, vocab=1000)
+        >>> tiny.params                     # 2 * (2*64*64 + 2*64*32 + 3*64*256 + 2*64) + 64 + 2*1000*64
+        251200
+        >>> Model.custom("bad", hidden=64, mlp=256, layers=2, heads=4, kv_heads=3, vocab=1000)
+        Traceback (most recent call last):
+        ...
+        ValueError: custom model: bad.kv_heads must divide heads (4), got 3
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise TypeError(f"name must be a non-empty string, got {name!r}")
+        if head_dim is None and isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+            head_dim = hidden // heads
+        entry = {
+            "name": name,
+            "family": "custom",
+            "source": "user-supplied",
+            "paper": "user-supplied",
+            "hidden": hidden,
+            "mlp": mlp,
+            "layers": layers,
+            "heads": heads,
+            "kv_heads": kv_heads,
+            "head_dim": head_dim,
+            "vocab": vocab,
+            "tied_embeddings": tied_embeddings,
+            "qkv_bias": qkv_bias,
+            "gated_mlp": gated_mlp,
+        }
+        return _model("custom model", name, entry)
+
     @property
     def q_dim(self) -> int:
         """Width of the queries (and of the attention output): ``heads * head_dim``."""

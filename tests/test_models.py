@@ -280,3 +280,18 @@ def test_layer_plot_gives_a_matrix_and_its_transpose_one_marker() -> None:
         plt.close(fig)
     with pytest.raises(ValueError, match="tokens must list at least one token count"):
         rl.plot_layer_matmuls("llama-3-8b", "h100-sxm", [])
+
+
+def test_a_custom_model_on_a_custom_chip() -> None:
+    """What a graded exercise needs: any shape, any chip, the same functions."""
+    tiny = rl.Model.custom("tiny", hidden=64, mlp=256, layers=2, heads=4, kv_heads=2, vocab=1000)
+    # per layer: q, o 64*64; k, v 64*32 (2 KV heads of 16); MLP 3*64*256; norms 2*64 -> 61,568
+    assert tiny.params == 2 * 61_568 + 64 + 2 * 1000 * 64  # 251,200
+    assert tiny.matmul_params == 2 * (2 * 4096 + 2 * 2048 + 3 * 16_384) + 64_000  # 186,880
+    chip = rl.Accelerator.custom("toy", {"bf16": 1e12}, 1e10)
+    # B* = ridge 100 * (187,200 read / 186,880 multiplied)
+    assert rl.decode_critical_batch(tiny, chip) == pytest.approx(100 * 187_200 / 186_880)
+    assert rl.decode_step_time(tiny, chip, 1) == pytest.approx(187_200 * 2 / 1e10)
+    assert rl.kv_cache_bytes_per_token(tiny) == 2 * 2 * 2 * 16 * 2
+    with pytest.raises(ValueError, match="tiny.layers must be a whole number >= 1, got 0"):
+        rl.Model.custom("tiny", hidden=64, mlp=256, layers=0, heads=4, kv_heads=2, vocab=1000)
