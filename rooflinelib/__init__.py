@@ -3,7 +3,8 @@
 Spec tables (:mod:`rooflinelib.specs`), roofline formulas
 (:mod:`rooflinelib.roofline`), dtypes and matmul precisions
 (:mod:`rooflinelib.precision`), matmul costs (:mod:`rooflinelib.matmul`),
-chip-aware estimates (:mod:`rooflinelib.estimate`), measurements of your own
+chip-aware estimates (:mod:`rooflinelib.estimate`), language models and
+their inference (:mod:`rooflinelib.models`), measurements of your own
 machine (:mod:`rooflinelib.measure`) and published ones of real accelerators
 (:mod:`rooflinelib.published`), and plots (:mod:`rooflinelib.plotting`).
 Chapters write ``import rooflinelib as rl``.
@@ -41,6 +42,25 @@ from rooflinelib.matmul import (
     tiled_matmul_flops,
     tiled_matmul_intensity,
 )
+from rooflinelib.models import (
+    MODELS,
+    ForwardEstimate,
+    LayerMatmul,
+    Model,
+    chips_to_fit,
+    decode_critical_batch,
+    decode_step_time,
+    estimate_forward,
+    forward_bytes,
+    forward_flops,
+    get_model,
+    kv_cache_bytes_per_token,
+    layer_matmuls,
+    load_models,
+    param_count,
+    prefill_time,
+    weight_bytes,
+)
 from rooflinelib.precision import DTYPE_BYTES, Precision, dtype_bytes
 from rooflinelib.published import PublishedMatmul, PublishedMatmuls, get_published_matmuls, published_matmuls
 from rooflinelib.roofline import (
@@ -75,6 +95,8 @@ if TYPE_CHECKING:
         reference_measurements,
     )
     from rooflinelib.plotting import (
+        plot_decode_time,
+        plot_layer_matmuls,
         plot_matmul_batch,
         plot_measurement,
         plot_published_roofline,
@@ -95,6 +117,8 @@ _LAZY = {
     "measure_machine": "rooflinelib.measure",
     "measured_knee": "rooflinelib.measure",
     "reference_measurements": "rooflinelib.measure",
+    "plot_decode_time": "rooflinelib.plotting",
+    "plot_layer_matmuls": "rooflinelib.plotting",
     "plot_matmul_batch": "rooflinelib.plotting",
     "plot_measurement": "rooflinelib.plotting",
     "plot_published_roofline": "rooflinelib.plotting",
@@ -119,11 +143,15 @@ def __dir__() -> list[str]:
 __all__ = [
     "ACCELERATORS",
     "DTYPE_BYTES",
+    "MODELS",
     "Accelerator",
     "Explorer",
+    "ForwardEstimate",
+    "LayerMatmul",
     "Link",
     "MachineMeasurement",
     "MatmulEstimate",
+    "Model",
     "Precision",
     "PublishedMatmul",
     "PublishedMatmuls",
@@ -133,17 +161,27 @@ __all__ = [
     "attainable_flops",
     "bottleneck",
     "chip_critical_batch_size",
+    "chips_to_fit",
     "critical_batch_size",
     "critical_intensity",
+    "decode_critical_batch",
+    "decode_step_time",
     "dtype_bytes",
+    "estimate_forward",
     "estimate_matmul",
     "explore",
+    "forward_bytes",
+    "forward_flops",
     "get_accelerator",
+    "get_model",
     "get_published_matmuls",
     "is_compute_bound",
     "knee_batch_size",
+    "kv_cache_bytes_per_token",
+    "layer_matmuls",
     "load_accelerators",
     "load_measurement",
+    "load_models",
     "matmul_bytes",
     "matmul_bytes_loaded",
     "matmul_bytes_written",
@@ -152,14 +190,18 @@ __all__ = [
     "measure_machine",
     "measured_knee",
     "normalize_name",
+    "param_count",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
+    "plot_decode_time",
     "plot_explore",
+    "plot_layer_matmuls",
     "plot_matmul_batch",
     "plot_measurement",
     "plot_published_roofline",
     "plot_published_sweeps",
     "plot_roofline",
+    "prefill_time",
     "published_matmuls",
     "reference_measurements",
     "runtime_bounds",
@@ -171,4 +213,5 @@ __all__ = [
     "tiled_matmul_bytes",
     "tiled_matmul_flops",
     "tiled_matmul_intensity",
+    "weight_bytes",
 ]

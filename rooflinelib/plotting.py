@@ -22,11 +22,14 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from rooflinelib.measure import MachineMeasurement
+    from rooflinelib.models import Model
     from rooflinelib.published import PublishedMatmuls
 
 __all__ = [
     "OKABE_ITO",
     "REGION_COLOURS",
+    "plot_decode_time",
+    "plot_layer_matmuls",
     "plot_matmul_batch",
     "plot_measurement",
     "plot_published_roofline",
@@ -442,4 +445,143 @@ def plot_published_sweeps(
     ax.set_xscale("log", base=2)
     if legend:
         ax.legend()
+    return ax
+
+
+def plot_decode_time(
+    model: str | Model,
+    chips: str | Accelerator | Sequence[str | Accelerator],
+    *,
+    batch_sizes: Sequence[int] | np.ndarray | None = None,
+    precision: PrecisionLike = "bf16",
+    compute_dtype: str | None = None,
+    mark_critical: bool = True,
+    legend: bool = True,
+    ax: Axes | None = None,
+    **line_kw: Any,
+) -> Axes:
+    """Roofline time of one decode step of ``model`` against the batch size, one line per chip (log-log).
+
+    Each line is flat while the step waits on the weights, and rises once ``T_math`` takes
+    over; with ``mark_critical`` a dot marks each chip's critical batch. Times are in
+    milliseconds. ``**line_kw`` goes to :meth:`~matplotlib.axes.Axes.plot` for the lines.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_decode_time("llama-3-8b", ["tpu-v5e", "h100-sxm"], ax=ax)
+    >>> ax.get_xscale(), [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    ('log', ['TPU v5e', 'NVIDIA H100 SXM', 'critical batch'])
+    >>> plt.close(fig)
+    """
+    from rooflinelib import models
+
+    accs = _as_chips(chips)
+    m = models.get_model(model)
+    B = (
+        np.unique(np.round(np.geomspace(1, 4096, 200)))
+        if batch_sizes is None
+        else np.atleast_1d(as_size("batch_sizes", batch_sizes))
+    )
+    prec = Precision.from_any(precision)
+    times = [models.decode_step_time(m, acc, B, precision=prec, compute_dtype=compute_dtype) for acc in accs]
+    ax = _current_axes(ax)
+    for i, (acc, t) in enumerate(zip(accs, times)):
+        kw = {"color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)], "lw": 2, "label": acc.name, **line_kw}
+        (line,) = ax.plot(B, np.asarray(t) * 1e3, **kw)
+        if mark_critical:
+            b_star = models.decode_critical_batch(m, acc, precision=prec, compute_dtype=compute_dtype)
+            # at B* the step takes T_comms, which does not depend on the batch
+            t_star = models.estimate_forward(m, acc, 1, precision=prec, compute_dtype=compute_dtype).t_comms
+            ax.plot([b_star], [t_star * 1e3], "o", ms=6, color=line.get_color(), label="_critical batch")
+    ax.plot([], [], "o", ms=6, color="0.3", label="critical batch")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("batch size B (sequences, one token each)")
+    ax.set_ylabel("time per decode step (ms)")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="upper left")
+    return ax
+
+
+def plot_layer_matmuls(
+    model: str | Model,
+    chip: str | Accelerator,
+    tokens: Sequence[int],
+    *,
+    precision: PrecisionLike = "bf16",
+    compute_dtype: str | None = None,
+    legend: bool = True,
+    ax: Axes | None = None,
+    **line_kw: Any,
+) -> Axes:
+    """The matmuls of one layer of ``model`` on ``chip``'s roofline, at each token count in ``tokens``.
+
+    One marker shape per weight shape, one colour per token count; each point sits at the
+    matmul's exact intensity (activations, weights and output all counted). A ``[D, F]`` and an
+    ``[F, D]`` matrix have the same intensity when activations and output share a format, and
+    then share a marker. ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_layer_matmuls("llama-3-8b", "h100-sxm", [8, 4096], ax=ax)
+    >>> ax.get_xscale(), ax.get_yscale()
+    ('log', 'log')
+    >>> plt.close(fig)
+    """
+    from rooflinelib import models
+
+    m = models.get_model(model)
+    acc = get_accelerator(chip)
+    prec = Precision.from_any(precision)
+    peak_dtype = compute_dtype or prec.x
+    peak, bw = acc.peak(peak_dtype), acc.hbm_bandwidth
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence) or not tokens:
+        raise ValueError(f"tokens must list at least one token count, e.g. [8, 4096], got {tokens!r}")
+    counts = [int(as_size("tokens", t, scalar=True)) for t in tokens]
+    shapes: dict[tuple[int, int], list[str]] = {}
+    for mm in models.layer_matmuls(m):
+        # [D, F] and [F, D] sit at the same intensity when x and out have the same size: one marker
+        same = (mm.F, mm.D) if prec.x == prec.out and (mm.F, mm.D) in shapes else (mm.D, mm.F)
+        shapes.setdefault(same, []).append(mm.name)
+    points = {
+        (shape, T): float(matmul.matmul_intensity(T, shape[0], shape[1], precision=prec))
+        for shape in shapes
+        for T in counts
+    }
+    xs = list(points.values())
+    ridge = peak / bw
+    ax = plot_roofline(
+        acc,
+        dtype=peak_dtype,
+        intensity_range=(min(xs) / 3, max(ridge * 10, max(xs) * 3)),
+        legend=False,
+        ax=ax,
+        **line_kw,
+    )
+    markers = ("o", "s", "^", "D", "v", "P")
+    for j, T in enumerate(counts):
+        colour = OKABE_ITO[(2 + j) % len(OKABE_ITO)]
+        for i, shape in enumerate(shapes):
+            x = points[(shape, T)]
+            ax.plot(
+                [x],
+                [float(roofline.attainable_flops(x, peak, bw))],
+                markers[i % len(markers)],
+                ms=8,
+                color=colour,
+                mec="0.15",
+                alpha=0.9,
+                label="_point",
+            )
+    for i, (shape, names) in enumerate(shapes.items()):
+        ax.plot([], [], markers[i % len(markers)], ms=8, color="white", mec="0.15", label=", ".join(names))
+    for j, T in enumerate(counts):
+        ax.plot([], [], "s", ms=8, color=OKABE_ITO[(2 + j) % len(OKABE_ITO)], label=f"{T} tokens")
+    if legend:
+        ax.legend(loc="lower right", fontsize="small")
     return ax

@@ -1,0 +1,297 @@
+"""Model shapes, parameter counts and inference estimates, against counts and arithmetic done by hand.
+
+Every expected number below is worked out from the published config.json fields (written
+next to it), not taken from ``rooflinelib``'s output.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rooflinelib as rl
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# ----------------------------------------------------------------------------- hand counts
+#
+# Llama 3 8B: D = 4096, F = 14336, 32 layers, 32 heads and 8 KV heads of 128, vocab 128256, untied.
+#   attention: q 4096*4096 = 16,777,216; k, v 4096*1024 = 4,194,304 each; o 16,777,216 -> 41,943,040
+#   MLP (gate, up, down): 3 * 4096 * 14336 = 176,160,768
+#   two RMSNorm weights: 8,192                     -> one layer 218,112,000; 32 layers 6,979,584,000
+#   embedding table and output layer: 2 * 128256 * 4096 = 1,050,673,152; final norm 4,096
+LLAMA_8B = 6_979_584_000 + 1_050_673_152 + 4_096  # = 8,030,261,248, "8B" (8.03e9)
+# Llama 3 70B: D = 8192, F = 28672, 80 layers, 64 heads and 8 KV heads of 128.
+#   attention: 2 * 8192*8192 + 2 * 8192*1024 = 134,217,728 + 16,777,216 = 150,994,944
+#   MLP: 3 * 8192 * 28672 = 704,643,072; norms 16,384 -> one layer 855,654,400; 80 layers 68,452,352,000
+#   tables: 2 * 128256 * 8192 = 2,101,346,304; final norm 8,192
+LLAMA_70B = 68_452_352_000 + 2_101_346_304 + 8_192  # = 70,553,706,496
+# Qwen2.5 7B: D = 3584, F = 18944, 28 layers, 28 heads and 4 KV heads of 128, vocab 152064, untied,
+# biases on q, k, v.
+#   attention: 2 * 3584*3584 + 2 * 3584*512 = 25,690,112 + 3,670,016; biases 3584 + 512 + 512 = 4,608
+#   MLP: 3 * 3584 * 18944 = 203,685,888; norms 7,168 -> one layer 233,057,792; 28 layers 6,525,618,176
+#   tables: 2 * 152064 * 3584 = 1,089,994,752; final norm 3,584
+QWEN_7B = 6_525_618_176 + 1_089_994_752 + 3_584  # = 7,615,616,512 (Qwen: 7.61B, 6.53B without embeddings)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected", "published"),
+    [("llama-3-8b", LLAMA_8B, 8.03e9), ("llama-3-70b", LLAMA_70B, 70.55e9), ("qwen2.5-7b", QWEN_7B, 7.61e9)],
+)
+def test_parameter_count_matches_the_hand_count(key: str, expected: int, published: float) -> None:
+    assert rl.param_count(key) == expected
+    assert rl.param_count(key) == pytest.approx(published, rel=2e-3)
+
+
+def test_qwen_without_embeddings_is_its_published_6_53e9() -> None:
+    m = rl.get_model("qwen2.5-7b")
+    assert m.params - 2 * m.embedding_params == pytest.approx(6.53e9, rel=1e-3)
+
+
+def test_layer_matmuls_of_llama_3_8b() -> None:
+    assert [tuple(m) for m in rl.layer_matmuls("llama-3-8b")] == [
+        ("q_proj", 4096, 4096),
+        ("k_proj", 4096, 1024),  # 8 KV heads * 128
+        ("v_proj", 4096, 1024),
+        ("o_proj", 4096, 4096),
+        ("gate_proj", 4096, 14336),
+        ("up_proj", 4096, 14336),
+        ("down_proj", 14336, 4096),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [("bf16", 16_060_522_496), ("fp8", 8_030_261_248), ("int8", 8_030_261_248), ("int4", 4_015_130_624)],
+)
+def test_weight_bytes_per_format(dtype: str, expected: int) -> None:
+    assert rl.weight_bytes("llama-3-8b", dtype) == expected  # 8,030,261,248 x 2, 1, 1, 0.5 bytes
+
+
+@pytest.mark.parametrize(
+    ("model", "chip", "dtype", "expected"),
+    [
+        ("llama-3-8b", "tpu-v5e", "bf16", 1),  # 16.06e9 bytes < 16 GiB = 17.18e9 (16 GB would need 2)
+        ("llama-3-70b", "h100-sxm", "bf16", 2),  # 141.1e9 / 80e9 = 1.76
+        ("llama-3-70b", "h100-sxm", "fp8", 1),  # 70.55e9 < 80e9
+        ("llama-3-70b", "tpu-v5e", "bf16", 9),  # 141.1e9 / 17.18e9 = 8.21
+        ("llama-3-70b", "tpu-v5e", "int4", 3),  # 35.28e9 / 17.18e9 = 2.05
+        ("llama-3-70b", "b200", "bf16", 1),  # 141.1e9 < 180e9
+    ],
+)
+def test_chips_to_fit(model: str, chip: str, dtype: str, expected: int) -> None:
+    assert rl.chips_to_fit(model, chip, dtype) == expected
+
+
+def test_chips_to_fit_needs_a_capacity() -> None:
+    chip = rl.Accelerator.custom("laptop", {"bf16": 1e13}, 1e11)
+    with pytest.raises(ValueError, match="has no HBM capacity"):
+        rl.chips_to_fit("llama-3-8b", chip)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [("llama-3-8b", 131_072), ("llama-3-70b", 327_680), ("qwen2.5-7b", 57_344)],
+    # 2 (K and V) * layers * KV heads * 128 * 2 bytes: 2*32*8*128*2, 2*80*8*128*2, 2*28*4*128*2
+)
+def test_kv_cache_bytes_per_token(key: str, expected: int) -> None:
+    assert rl.kv_cache_bytes_per_token(key) == expected
+    assert rl.kv_cache_bytes_per_token(key, "int8") == expected / 2
+
+
+# One decode step of Llama 3 8B on an H100 SXM (9.895e14 bf16 FLOPs/s, 3.35e12 bytes/s):
+#   weights read: (8,030,261,248 - 525,336,576 embedding table) * 2 bytes = 15,009,849,344 bytes -> 4.4806 ms
+#   FLOPs per token: 2 * (32 * 218,103,808 + 525,336,576) = 2 * 7,504,658,432 = 15,009,316,864 -> 15.17 us
+READ_8B = 15_009_849_344
+FLOPS_8B = 15_009_316_864
+
+
+def test_decode_step_is_bound_by_the_weights_at_small_batch() -> None:
+    est = rl.estimate_forward("llama-3-8b", "h100-sxm", 1)
+    assert est.bytes == READ_8B and est.flops == FLOPS_8B
+    assert est.t_comms == pytest.approx(READ_8B / 3.35e12) and est.t_math == pytest.approx(FLOPS_8B / 9.895e14)
+    assert est.bound == "communication-bound"
+    assert rl.decode_step_time("llama-3-8b", "h100-sxm", 1) == pytest.approx(4.4806e-3, rel=1e-4)
+    # up to the critical batch the step costs the same
+    assert rl.decode_step_time("llama-3-8b", "h100-sxm", 256) == pytest.approx(4.4806e-3, rel=1e-4)
+
+
+def test_decode_step_time_takes_arrays() -> None:
+    t = rl.decode_step_time("llama-3-8b", "h100-sxm", np.array([1, 1024]))
+    assert t.shape == (2,)
+    assert t[1] == pytest.approx(1024 * FLOPS_8B / 9.895e14)  # compute-bound: 15.53 ms
+
+
+@pytest.mark.parametrize(
+    ("chip", "expected"),
+    # ridge * (15,009,849,344 / 15,009,316,864 = 1.0000355)
+    [("h100-sxm", 9.895e14 / 3.35e12), ("tpu-v5e", 1.97e14 / 8.19e11), ("b200", 2.25e15 / 7.7e12)],
+)
+def test_decode_critical_batch_is_the_chips_ridge(chip: str, expected: float) -> None:
+    b = rl.decode_critical_batch("llama-3-8b", chip)
+    assert b == pytest.approx(expected * READ_8B / FLOPS_8B, rel=1e-9)  # (w / 2) * bytes / (FLOPs / 2), w = 2
+    tm = b * FLOPS_8B / rl.get_accelerator(chip).peak("bf16")
+    tc = READ_8B / rl.get_accelerator(chip).bandwidth("hbm")
+    assert tm == pytest.approx(tc)  # the definition: T_math = T_comms
+
+
+def test_int8_and_fp8_weights() -> None:
+    int8_w = rl.Precision("bf16", w="int8")
+    # int8 weights, bf16 compute: half the bytes, same FLOPs rate -> half the critical batch, 147.7
+    assert rl.decode_critical_batch("llama-3-8b", "h100-sxm", precision=int8_w) == pytest.approx(147.70, abs=0.01)
+    assert rl.decode_step_time("llama-3-8b", "h100-sxm", 1, precision=int8_w) == pytest.approx(4.4806e-3 / 2, rel=1e-3)
+    # fp8 weights and compute: half the bytes at twice the FLOPs rate -> the same critical batch
+    assert rl.decode_critical_batch("llama-3-8b", "h100-sxm", precision="fp8") == pytest.approx(295.39, abs=0.01)
+    with pytest.raises(KeyError, match="TPU v5e has no peak FLOPs/s for dtype 'fp8'"):
+        rl.decode_critical_batch("llama-3-8b", "tpu-v5e", precision="fp8")
+
+
+def test_prefill_counts_tokens_not_sequences() -> None:
+    # one prompt of 2048 tokens: 2048 * 15,009,316,864 FLOPs / 9.895e14 = 31.07 ms, compute-bound
+    assert rl.prefill_time("llama-3-8b", "h100-sxm", 1, 2048) == pytest.approx(2048 * FLOPS_8B / 9.895e14)
+    assert rl.prefill_time("llama-3-8b", "h100-sxm", 4, 512) == rl.prefill_time("llama-3-8b", "h100-sxm", 1, 2048)
+
+
+def test_splitting_over_chips_divides_the_time() -> None:
+    # Llama 3 70B on 2 H100s: (70,553,706,496 - 1,050,673,152) * 2 bytes / (2 * 3.35e12) = 20.747 ms
+    assert rl.decode_step_time("llama-3-70b", "h100-sxm", 1, n_chips=2) == pytest.approx(20.747e-3, rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: rl.decode_step_time("llama-3-8b", "h100-sxm", 0), ValueError, "batch must be > 0, got 0"),
+        (lambda: rl.decode_step_time("llama-3-8b", "h100-sxm", -3), ValueError, "batch must be > 0, got -3"),
+        (lambda: rl.decode_step_time("llama-3-8b", "h100-sxm", 2.5), ValueError, "batch must be a whole number"),
+        (lambda: rl.prefill_time("llama-3-8b", "h100-sxm", 1, 0), ValueError, "seq_len must be > 0, got 0"),
+        (lambda: rl.estimate_forward("llama-3-8b", "h100-sxm", [1, 2]), TypeError, "tokens must be a single number"),
+        (lambda: rl.get_model("llama-3-7b"), KeyError, "did you mean 'llama-3-70b' or 'llama-3-8b'"),
+        (lambda: rl.get_model("gpt-5"), KeyError, "unknown model 'gpt-5'"),
+        (lambda: rl.get_model(8), TypeError, "model must be a name"),
+        (lambda: rl.weight_bytes("llama-3-8b", "int2"), KeyError, "unknown dtype 'int2'"),
+        (lambda: rl.decode_step_time("llama-3-8b", "h100", 1), KeyError, "unknown accelerator 'h100'"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_lookup_accepts_names_and_models() -> None:
+    m = rl.get_model("Qwen2.5 7B")
+    assert m.key == "qwen2.5-7b" and rl.get_model(m) is m and rl.get_model("LLAMA_3_8B").name == "Llama 3 8B"
+
+
+def test_models_table_is_read_only() -> None:
+    with pytest.raises(TypeError):
+        rl.MODELS["x"] = rl.MODELS["llama-3-8b"]  # type: ignore[index]
+
+
+# ----------------------------------------------------------------------------- the data file
+
+
+def test_each_model_names_its_published_config() -> None:
+    raw = tomllib.loads((ROOT / "rooflinelib" / "data" / "models.toml").read_text(encoding="utf-8"))
+    assert set(raw) == set(rl.MODELS)
+    for key, entry in raw.items():
+        assert entry["source"].startswith("https://huggingface.co/") and entry["source"].endswith("/config.json"), key
+        assert entry["paper"].startswith("https://arxiv.org/"), key
+        m = rl.MODELS[key]
+        assert (m.hidden, m.mlp, m.layers, m.heads, m.kv_heads, m.vocab) == (
+            entry["hidden"],
+            entry["mlp"],
+            entry["layers"],
+            entry["heads"],
+            entry["kv_heads"],
+            entry["vocab"],
+        )
+        assert m.head_dim * m.heads == m.hidden, f"{key}: these three models have head_dim = hidden / heads"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[m]\nname = "M"\n', "m is missing 'hidden'"),
+        ("[m]\nhiden = 4\n", r"m.hiden is not a known key; did you mean 'hidden'\?"),
+        ("[m]\n" + "\n".join(f"{k} = 8" for k in ("mlp", "layers", "heads", "head_dim", "vocab"))
+         + '\nhidden = 0\nkv_heads = 8\ntied_embeddings = false\nqkv_bias = false\ngated_mlp = true\n'
+         + 'name = "M"\nfamily = "F"\nsource = "s"\npaper = "p"\n', "m.hidden must be a whole number >= 1, got 0"),
+        ("[m]\n" + "\n".join(f"{k} = 8" for k in ("hidden", "mlp", "layers", "head_dim", "vocab"))
+         + '\nheads = 12\nkv_heads = 8\ntied_embeddings = false\nqkv_bias = false\ngated_mlp = true\n'
+         + 'name = "M"\nfamily = "F"\nsource = "s"\npaper = "p"\n', "m.kv_heads must divide heads \\(12\\), got 8"),
+        ("[m\n", "not valid TOML"),
+    ],
+)  # fmt: skip
+def test_loader_refuses_a_bad_table(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "models.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        rl.load_models(str(path))
+
+
+def test_tied_embeddings_are_counted_once_and_streamed() -> None:
+    from dataclasses import replace
+
+    untied = rl.get_model("llama-3-8b")
+    tied = replace(untied, key="tied", tied_embeddings=True)
+    assert untied.params - tied.params == 128256 * 4096
+    assert tied.streamed_params == tied.params  # the shared table is read whole, as the output layer
+    assert untied.streamed_params == untied.params - 128256 * 4096
+    assert math.isclose(rl.forward_bytes(tied), rl.forward_bytes(untied))
+
+
+# ----------------------------------------------------------------------------- plots
+
+
+def test_decode_time_plot_marks_the_critical_batch() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        rl.plot_decode_time("llama-3-8b", ["h100-sxm"], ax=ax)
+        (dot,) = [line for line in ax.get_lines() if line.get_label() == "_critical batch"]
+        assert dot.get_xdata()[0] == pytest.approx(9.895e14 / 3.35e12 * READ_8B / FLOPS_8B)  # 295.38
+        assert dot.get_ydata()[0] == pytest.approx(4.4806, rel=1e-4)  # ms, the flat level
+        (line,) = [line for line in ax.get_lines() if line.get_label() == "NVIDIA H100 SXM"]
+        assert line.get_ydata()[0] == pytest.approx(4.4806, rel=1e-4) and line.get_xdata()[0] == 1
+        assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    finally:
+        plt.close(fig)
+
+
+def test_layer_plot_gives_a_matrix_and_its_transpose_one_marker() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        rl.plot_layer_matmuls("llama-3-8b", "h100-sxm", [64, 2048], ax=ax)
+        labels = ax.get_legend_handles_labels()[1]
+        assert labels[-5:] == ["q_proj, o_proj", "k_proj, v_proj", "gate_proj, up_proj, down_proj", "64 tokens",
+                               "2048 tokens"]  # fmt: skip
+        points = sorted(round(float(line.get_xdata()[0]), 1) for line in ax.get_lines() if line.get_label() == "_point")
+        # bf16 intensity BDF / (BD + DF + BF): 64 tokens 62.1 (4096 x 4096), 59.4 (x 1024), 62.7 (x 14336);
+        # 2048 tokens 1024.0, 585.1, 1246.6
+        assert points == [59.4, 62.1, 62.7, 585.1, 1024.0, 1246.6]
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match="tokens must list at least one token count"):
+        rl.plot_layer_matmuls("llama-3-8b", "h100-sxm", [])
+
+
+def test_a_custom_model_on_a_custom_chip() -> None:
+    """What a graded exercise needs: any shape, any chip, the same functions."""
+    tiny = rl.Model.custom("tiny", hidden=64, mlp=256, layers=2, heads=4, kv_heads=2, vocab=1000)
+    # per layer: q, o 64*64; k, v 64*32 (2 KV heads of 16); MLP 3*64*256; norms 2*64 -> 61,568
+    assert tiny.params == 2 * 61_568 + 64 + 2 * 1000 * 64  # 251,200
+    assert tiny.matmul_params == 2 * (2 * 4096 + 2 * 2048 + 3 * 16_384) + 64_000  # 186,880
+    chip = rl.Accelerator.custom("toy", {"bf16": 1e12}, 1e10)
+    # B* = ridge 100 * (187,200 read / 186,880 multiplied)
+    assert rl.decode_critical_batch(tiny, chip) == pytest.approx(100 * 187_200 / 186_880)
+    assert rl.decode_step_time(tiny, chip, 1) == pytest.approx(187_200 * 2 / 1e10)
+    assert rl.kv_cache_bytes_per_token(tiny) == 2 * 2 * 2 * 16 * 2
+    with pytest.raises(ValueError, match="tiny.layers must be a whole number >= 1, got 0"):
+        rl.Model.custom("tiny", hidden=64, mlp=256, layers=0, heads=4, kv_heads=2, vocab=1000)
