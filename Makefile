@@ -22,12 +22,12 @@ LIB_STAMP := _build/.rooflinelib-stamp
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt pyproject.toml grading/pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	$(UV) pip install --quiet --compile-bytecode --python $(PY) --require-hashes -r requirements.txt
-	$(UV) pip install --quiet --python $(PY) --no-deps -e .
+	$(UV) pip install --quiet --python $(PY) --no-deps -e . -e ./grading
 	touch $(STAMP)
 
 $(MATHJAX): package.json package-lock.json

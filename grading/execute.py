@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from jupyter_client import BlockingKernelClient
+from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient import NotebookClient
 from nbgrader.converters import Autograde
@@ -47,7 +47,7 @@ from traitlets.config import Config
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
-from grading.judge import Judge, NoAnswer, expression, parse_reply
+from grading.judge import Judge, NoAnswer, TimedOut, expression, parse_reply
 from grading.room import Room
 from grading.sandbox import Limits, command, describe, shown, uid_for_task
 
@@ -245,8 +245,12 @@ def watched(cls: type) -> type:
                 message = "this test cell is not locked in the source notebook, so it is not run; it scores 0"
                 outputs = [{"output_type": "error", "ename": "UnlockedTest", "evalue": message, "traceback": [message]}]
             self.code_cells_executed += 1
+            if outputs and outputs[-1].get("ename") == "TimedOut" and self.error_on_timeout:
+                # a time-out reads as nbgrader's own: the interrupted kernel's error, then Execute.error_on_timeout
+                interrupted = {"output_type": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": []}
+                outputs[-1:] = [interrupted, {"output_type": "error", **self.error_on_timeout}]
             cell.outputs = [nbformat.from_dict(output) for output in outputs]
-            cell.execution_count = execution_count
+            cell.execution_count = execution_count or self.code_cells_executed
             return cell
 
         execute_cell = sync(async_execute_cell)
@@ -268,7 +272,7 @@ def watched(cls: type) -> type:
                     text = self.grading_ask(json.dumps(request), limit, loop)
                 except TimeoutError:
                     self.grading_timeouts.append(gid)
-                    raise NoAnswer(f"the kernel did not answer within {limit} s (--timeout)") from None
+                    raise TimedOut(f"the kernel did not answer within {limit} s (--timeout)") from None
                 except DeadKernelGone:
                     raise NoAnswer("the kernel died before it answered") from None
                 return parse_reply(text, self.grading_reply_limit)
@@ -441,7 +445,7 @@ def execute(task: Task) -> Outcome:
                 pp.grading_reply_limit = task.limits.output
                 pp.grading_files = task.files
                 pp.grading_judge_folder = root / "judge"
-                if task.bwrap:
+                if room is not None:
                     pp.grading_sandboxed = True
                     pp.kernel_manager_class = sandboxed(pp.kernel_manager_class, task, work, room)
                     pp.grading_room = room

@@ -54,6 +54,7 @@ __all__ = [
     "Opaque",
     "StudentFunction",
     "StudentRaised",
+    "TimedOut",
     "decode",
     "encode",
     "expression",
@@ -79,13 +80,16 @@ def expression(request: str) -> str:
         "s.modules.__setitem__('roofline_grader', m), m)[2])(__import__('types').ModuleType('roofline_grader'))"
     ).replace("SOURCE", repr(SOURCE))
     return (
-        f"(lambda s: (s.modules.get('roofline_grader') or {install}).answer({request!r}, globals()))"
-        "(__import__('sys'))"
+        f"(lambda s: (s.modules.get('roofline_grader') or {install}).answer({request!r}, globals()))(__import__('sys'))"
     )
 
 
 class NoAnswer(BaseException):
     """The kernel did not answer in time, or is gone: the check fails, and no check can catch this."""
+
+
+class TimedOut(NoAnswer):
+    """The kernel did not answer within the cell's time limit."""
 
 
 class StudentRaised(Exception):
@@ -229,7 +233,11 @@ def decode(value: Any, depth: int = 0) -> Any:
         if tag in ("l", "t") and type(item) is list and len(item) <= _MAX_ITEMS:
             items = [decode(v, depth + 1) for v in item]
             return items if tag == "l" else tuple(items)
-        if tag == "d" and type(item) is list and all(type(kv) is list and len(kv) == 2 and type(kv[0]) is str for kv in item):
+        if (
+            tag == "d"
+            and type(item) is list
+            and all(type(kv) is list and len(kv) == 2 and type(kv[0]) is str for kv in item)
+        ):
             return {key: decode(v, depth + 1) for key, v in item}
         if tag == "x":
             return Opaque(_text(item, 80))
@@ -270,7 +278,9 @@ def encode(value: Any, depth: int = 0) -> list[Any]:
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         kind = {"b": "bool", "i": "int", "u": "int", "f": "float"}[value.dtype.kind]
         return ["a", kind, list(value.shape), value.ravel().tolist()]
-    raise TypeError(f"a check can pass numbers, strings, lists, dicts and arrays to a student's function, not {type(value)}")
+    raise TypeError(
+        f"a check can pass numbers, strings, lists, dicts and arrays to a student's function, not {type(value)}"
+    )
 
 
 Ask = Callable[[dict[str, Any]], Any]
@@ -403,8 +413,8 @@ class Judge:
             self._resolve(_read(tree) - _bound(tree) - self._trusted - set(self._builtins))
             self._trusted |= _bound_at_top(tree)
             exec(compile(tree, "<check>", "exec"), self.namespace)  # noqa: S102 - the instructor's check
-        except StudentRaised as err:
-            error = _error(err.ename, str(err))
+        except StudentRaised as err:  # shown as the kernel would show it: the student's own error
+            error = _error(err.ename, err.evalue)
         except BaseException as err:  # noqa: BLE001 - any failure fails the check; NoAnswer included
             error = _error(type(err).__name__, _text(str(err), 2000))
         printed = self._printed.getvalue()

@@ -103,6 +103,8 @@ def _libc() -> ctypes.CDLL:
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
     libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
     return libc
+
+
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 

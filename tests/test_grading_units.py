@@ -13,13 +13,16 @@ import cloudpickle
 import pytest
 
 import grading.execute
+import grading.in_kernel
+import grading.judge
+import grading.land
+import grading.plan
+import grading.room
 import grading.problems
 import grading.progress
 import grading.report
 import grading.sample
 import grading.sandbox
-import grading.in_kernel
-import grading.judge
 from grading.cli import main
 from grading.cluster import _Call
 from grading.execute import over_limit
@@ -40,6 +43,8 @@ from grading.sandbox import Limits, command, sizes
         grading.sandbox,
         grading.in_kernel,
         grading.judge,
+        grading.land,
+        grading.plan,
     ],
 )
 def test_docstring_examples(module: object) -> None:

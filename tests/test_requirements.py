@@ -42,3 +42,37 @@ def test_the_lock_file_pins_exact_versions_with_hashes() -> None:
         assert "--hash=sha256:" in entry, f"no hash for {entry.splitlines()[0]}"
     for name, req in _requirements(ROOT / "requirements.txt").items():
         assert len(req.specifier) == 1 and next(iter(req.specifier)).operator == "==", f"{name} is not pinned exactly"
+
+
+def _third_party_imports(folder: Path) -> set[str]:
+    """Top-level modules a package's own files import, other than the standard library and itself."""
+    import ast
+    import sys
+
+    found = set()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {folder.name, "__future__"}
+
+
+def test_the_grading_package_declares_every_package_it_imports_and_the_lock_pins_them() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "grading" / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {canonicalize_name(Requirement(d).name) for d in project["dependencies"]}
+    distributions = {"distributed": "distributed", "jupyter_client": "jupyter-client", "jupyter_core": "jupyter-core"}
+    imported = {canonicalize_name(distributions.get(m, m)) for m in _third_party_imports(ROOT / "grading")}
+    assert imported <= declared, f"grading imports {sorted(imported - declared)} without declaring them"
+    locked = _requirements(ROOT / "requirements.txt")
+    assert declared <= set(locked), f"not pinned in requirements.txt: {sorted(declared - set(locked))}"
+
+
+def test_the_rooflinelib_wheel_carries_no_course_tooling() -> None:
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert all(p == "rooflinelib" or p.startswith("rooflinelib.") for p in setuptools["packages"])

@@ -1,0 +1,260 @@
+"""Plan a grading run: which submitted notebooks to grade, each made into a self-contained task.
+
+Everything here is nbgrader's own work, driven one notebook at a time: the submission
+records, the notebooks still to grade (or all of them with ``--force``), and sanitizing,
+which restores every locked cell's text from the gradebook. Each sanitized notebook becomes
+a :class:`grading.execute.Task` that carries what a worker needs (the notebook, the
+assignment's shipped files, the instructor's configuration as text).
+
+Example
+-------
+>>> problem = Refused("ada", "q1", "NotJSONError: not JSON")
+>>> problem.reason
+'NotJSONError: not JSON'
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import nbformat
+from nbconvert.preprocessors import Preprocessor
+from nbgrader import utils
+from nbgrader.api import Gradebook
+from nbgrader.apps.autogradeapp import AutogradeApp
+from nbgrader.converters import Autograde
+from traitlets import Any as AnyTrait
+
+from grading.execute import Task, executors, one_line
+from grading.sandbox import Limits
+
+
+class CheckedSchema:
+    """``jsonschema.validate`` with each schema checked once rather than once per cell (same errors, less time).
+
+    nbgrader validates every cell's metadata twice per notebook, and ``jsonschema.validate``
+    re-checks the schema itself on every call; in a grading run that is a third of this
+    process's time.
+    """
+
+    def __init__(self) -> None:
+        self._validators: dict[int, tuple[dict[str, Any], Any]] = {}
+
+    def validate(self, instance: Any, schema: dict[str, Any]) -> None:
+        cached = self._validators.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            cached = self._validators[id(schema)] = (schema, cls(schema))
+        error = jsonschema.exceptions.best_match(cached[1].iter_errors(instance))
+        if error is not None:
+            raise error
+
+
+class Executed(Preprocessor):
+    """Stands in for the execute preprocessor: hands over the notebook a worker executed."""
+
+    notebook = AnyTrait()
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return nbformat.from_dict(self.notebook), resources
+
+
+class Grader(Autograde):
+    """nbgrader's Autograde converter, driven one notebook at a time instead of one student at a time."""
+
+    executed = AnyTrait(None, allow_none=True)
+    executor_positions: set[int] | None = None
+
+    def _init_preprocessors(self) -> None:
+        if self._sanitizing or self.executed is None:
+            super()._init_preprocessors()
+            return
+        self.exporter._preprocessors = []
+        if self.executor_positions is None:
+            self.executor_positions = {index for index, _ in executors(self.config)}
+        positions = self.executor_positions
+        for index, pp in enumerate(self.autograde_preprocessors):
+            if index in positions:
+                self.exporter.register_preprocessor(Executed(notebook=self.executed), enabled=True)
+            else:
+                self.exporter.register_preprocessor(pp)
+
+    def ids(self, folder: str) -> tuple[str, str]:
+        """Assignment and student ids of a submission folder."""
+        regexp = self._format_source("(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
+        match = re.match(regexp, folder)
+        if match is None:
+            raise ValueError(f"cannot tell the student of {folder}")
+        return match["assignment_id"], match["student_id"]
+
+    def outputs(self, assignment: str, student: str, notebooks: list[str]) -> dict[str, Path]:
+        dest = Path(self._format_dest(assignment, student))
+        return {nb: dest / (Path(nb).stem + self.exporter.file_extension) for nb in notebooks}
+
+    def todo(self, assignment: str, student: str, notebooks: list[str]) -> list[str]:
+        """The submitted notebooks to grade: those without an autograded version, or all of them with --force
+        or when the submission is newer than the autograded one (as nbgrader decides)."""
+        if self.coursedir.student_id_exclude and student in self.coursedir.student_id_exclude.split(","):
+            return []
+        outputs = self.outputs(assignment, student, notebooks)
+        new = self.coursedir.get_existing_timestamp(self._format_source(assignment, student))
+        old = self.coursedir.get_existing_timestamp(self._format_dest(assignment, student))
+        if self.force or (new is not None and old is not None and new > old):
+            for path in outputs.values():
+                path.unlink(missing_ok=True)
+            return notebooks
+        return [nb for nb in notebooks if not outputs[nb].exists()]
+
+    def sanitize(self, path: str) -> tuple[str, dict[str, Any]]:
+        """Run the sanitizing preprocessors on a submitted notebook; return it as text, not written anywhere."""
+        self._sanitizing = True
+        self._init_preprocessors()
+        resources = self.init_single_notebook_resources(path)
+        output, _ = self.exporter.from_filename(path, resources=resources)
+        return output, resources
+
+    def finish(self, sanitized_resources: dict[str, Any], executed: str) -> None:
+        """Run the configured autograde preprocessors after execution (grades saved here) and write the result."""
+        info = sanitized_resources["nbgrader"]
+        dest = Path(self._format_dest(info["assignment"], info["student"]))
+        self._sanitizing = False
+        self.executed = nbformat.reads(executed, as_version=4)
+        try:
+            self._init_preprocessors()
+            resources = self.init_single_notebook_resources(str(dest / f"{info['notebook']}.ipynb"))
+            resources["metadata"] = {
+                "name": info["notebook"],
+                "path": str(dest),
+                "modified_date": datetime.date.today().strftime("%B %-d, %Y"),
+            }
+            with utils.setenv(NBGRADER_EXECUTION="autograde"):
+                output, resources = self.exporter.from_notebook_node(self.executed, resources=resources)
+            self.write_single_notebook(output, resources)
+        finally:
+            self.executed = None
+            self._sanitizing = True
+
+    def score_zero(self, assignment: str, student: str, notebook: str) -> None:
+        """Give a notebook that could not be graded 0 points, as nbgrader does for a missing notebook."""
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
+            submitted = gb.find_submission_notebook(notebook, assignment, student)
+            for grade in submitted.grades:
+                grade.auto_score = 0
+                grade.needs_manual_grade = False
+            gb.db.commit()
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A notebook that cannot be sent to run (not a notebook, a submission that cannot be set up)."""
+
+    student: str
+    notebook: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file nbgrader does not know as a notebook of the assignment: neither graded nor a problem."""
+
+    student: str
+    notebook: str
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A task to send to a worker, with nbgrader's resources for landing its result."""
+
+    task: Task
+    resources: dict[str, Any]
+
+
+@dataclass
+class Plan:
+    """The notebooks to grade, by submission, and what every task of the run shares."""
+
+    submissions: list[tuple[str, str, list[str]]]  # (assignment, student, notebook paths)
+    skipped: int
+    shipped: dict[str, bytes]
+    config_files: tuple[tuple[str, str], ...]
+    cli_config: dict[str, Any]
+
+    @property
+    def count(self) -> int:
+        return sum(len(todo) for *_, todo in self.submissions)
+
+
+def load_app(assignment: str, nbgrader_args: list[str]) -> AutogradeApp:
+    """nbgrader's own autograde application, with its configuration loaded (files in the usual places, then
+    the command line), so that every instructor setting applies."""
+    app = AutogradeApp()
+    app.initialize([assignment, *nbgrader_args])
+    app.coursedir.assignment_id = assignment
+    return app
+
+
+def cli_config(app: AutogradeApp, timeout: int | None) -> dict[str, Any]:
+    """The command line's nbgrader settings, with ``--timeout`` as ``Execute.timeout``."""
+    config = {section: dict(values) for section, values in app.cli_config.items()}
+    if timeout is not None:
+        config.setdefault("Execute", {})["timeout"] = timeout
+    return config
+
+
+def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int | None) -> Plan:
+    """What to grade (nbgrader has found the submissions: ``grader.init_notebooks()``), in student order."""
+    source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
+    shipped = {
+        str(p.relative_to(source)): p.read_bytes()
+        for p in map(Path, utils.find_all_files(str(source), grader.coursedir.ignore + ["*.ipynb"]))
+    }
+    submissions, skipped = [], 0
+    for folder in sorted(grader.assignments):
+        assignment_id, student = grader.ids(folder)
+        todo = grader.todo(assignment_id, student, sorted(grader.assignments[folder]))
+        if todo:
+            submissions.append((assignment_id, student, todo))
+        skipped += len(grader.assignments[folder]) - len(todo)
+    config_files = tuple((Path(p).name, Path(p).read_text(encoding="utf-8")) for p in app.loaded_config_files)
+    return Plan(submissions, skipped, shipped, config_files, cli_config(app, timeout))
+
+
+def tasks(grader: Grader, plan: Plan, bwrap: str | None, limits: Limits) -> Iterator[Planned | Refused | Skipped]:
+    """Each notebook of the plan, sanitized and made into a task, or refused with a one-line reason."""
+    for assignment_id, student, todo in plan.submissions:
+        grader.notebooks = todo
+        try:
+            grader.run_pre_convert_hook()
+            grader.init_assignment(assignment_id, student)
+        except Exception as err:  # noqa: BLE001 - this student's set-up failed; the others go on
+            for path in todo:
+                yield Refused(student, Path(path).stem, f"could not set up the submission ({one_line(err)})")
+            continue
+        for path in sorted(set(todo) - set(grader.notebooks)):  # nbgrader skips notebooks it does not know
+            yield Skipped(student, Path(path).stem)
+        for path in grader.notebooks:
+            notebook = Path(path).stem
+            try:
+                text, resources = grader.sanitize(path)
+            except Exception as err:  # noqa: BLE001 - e.g. a file that is not a notebook
+                yield Refused(student, notebook, one_line(err))
+                continue
+            task = Task(
+                student,
+                assignment_id,
+                notebook,
+                text,
+                plan.shipped,
+                plan.config_files,
+                plan.cli_config,
+                bwrap,
+                limits,
+            )
+            yield Planned(task, resources)
