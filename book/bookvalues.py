@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BOOK", "EXERCISES_URL", "SCALING_BOOK", "BookValue", "capacity", "sci"]
+__all__ = ["BOOK", "EXERCISES_URL", "PRINTED", "SCALING_BOOK", "BookValue", "Printed", "capacity", "sci"]
 
 SCALING_BOOK = "https://jax-ml.github.io/scaling-book/roofline/"
 EXERCISES_URL = "https://github.com/roofline-course/roofline-course/blob/main/exercises/rooflines/"
@@ -45,6 +45,21 @@ BOOK: dict[str, BookValue] = {
     "gpu_bcrit": BookValue(300, "tokens", "GPU critical batch size, 'closer to 300', matmul section"),
     "typical_max_batch": BookValue(1024, "tokens", "per-replica batch is usually below this, matmul section"),
     "typical_min_dim": BookValue(8000, "", "D and F are usually above this, matmul section"),
+}
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A figure exactly as a vendor's page prints it, with the page and the day it was read."""
+
+    text: str
+    page: str
+    date: str
+
+
+# What vendors' pages print where the spec table has to interpret them (the unit of "GB").
+PRINTED: dict[str, Printed] = {
+    "tpu-v5e": Printed("16 GB", "https://cloud.google.com/tpu/docs/v5e", "2026-11-23"),
 }
 
 

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     )
     from rooflinelib.plotting import (
         plot_matmul_batch,
+        plot_measured_knee,
         plot_measurement,
         plot_published_roofline,
         plot_published_sweeps,
@@ -96,6 +97,7 @@ _LAZY = {
     "measured_knee": "rooflinelib.measure",
     "reference_measurements": "rooflinelib.measure",
     "plot_matmul_batch": "rooflinelib.plotting",
+    "plot_measured_knee": "rooflinelib.plotting",
     "plot_measurement": "rooflinelib.plotting",
     "plot_published_roofline": "rooflinelib.plotting",
     "plot_published_sweeps": "rooflinelib.plotting",
@@ -156,6 +158,7 @@ __all__ = [
     "per_example_matmul_intensity",
     "plot_explore",
     "plot_matmul_batch",
+    "plot_measured_knee",
     "plot_measurement",
     "plot_published_roofline",
     "plot_published_sweeps",
