@@ -308,7 +308,7 @@ def plot_measurement(
     xs = [p.intensity for p in [*pts, *m.dot]]
     ridge = chip.critical_intensity(dtype)
     lo, hi = min([ridge / 100, *xs]) / 2, max([ridge * 20, *xs]) * 2
-    memory = "DRAM" if m.machine.get("backend", "numpy") == "numpy" else "HBM"   # numpy runs on the CPU
+    memory = "DRAM" if m.machine.get("backend", "numpy") == "numpy" else "HBM"  # numpy runs on the CPU
     ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), legend=False, memory=memory, ax=ax, **line_kw)
     if pts:
         ax.plot(
@@ -373,7 +373,7 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     ax.plot(grid, model, color=OKABE_ITO[1], lw=2, label="roofline from measured P, W")
     ax.axvline(b_star, color=OKABE_ITO[1], ls="--", lw=1, label=f"predicted B* ≈ {b_star:.1f}")
     knee = measured_knee(pts)
-    if knee == knee:  # not nan
+    if not np.isnan(knee):
         ax.axvline(knee, color=OKABE_ITO[2], ls=":", lw=1.5, label=f"measured knee ≈ {knee:.1f}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

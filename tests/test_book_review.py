@@ -20,7 +20,7 @@ import rooflinelib as rl
 from rooflinelib.measure.results import MachineMeasurement, Point
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -74,11 +74,29 @@ def test_yellow_band_label_matches_the_chips() -> None:
 
 
 def test_cpu_roofline_is_not_labelled_hbm() -> None:
-    pts = [Point("matmul", "fp32", {"B": b, "D": 64, "F": 64}, 2.0 * b * 64 * 64, 4.0 * (2 * b * 64 + 64 * 64),
-                 1e-5 * b, 1e-5 * b, 1e-5 * b, 3, 1) for b in (1, 4, 16)]
+    pts = [
+        Point(
+            "matmul",
+            "fp32",
+            {"B": b, "D": 64, "F": 64},
+            2.0 * b * 64 * 64,
+            4.0 * (2 * b * 64 + 64 * 64),
+            1e-5 * b,
+            1e-5 * b,
+            1e-5 * b,
+            3,
+            1,
+        )
+        for b in (1, 4, 16)
+    ]
     copy = Point("copy", "fp32", {"n": 10**6}, 0.0, 8e6, 1e-3, 1e-3, 1e-3, 3, 1)
-    m = MachineMeasurement(machine={"backend": "numpy", "device": "x86_64"}, stream={"copy": copy},
-                           peak={"fp32": pts[-1]}, sweep=pts, sweep_D=64)
+    m = MachineMeasurement(
+        machine={"backend": "numpy", "device": "x86_64"},
+        stream={"copy": copy},
+        peak={"fp32": pts[-1]},
+        sweep=pts,
+        sweep_D=64,
+    )
     fig, ax = plt.subplots()
     rl.plot_measurement(m, ax=ax)
     labels = [line.get_label() for line in ax.get_lines()]
@@ -128,8 +146,9 @@ def _synthetic_measurement(D: int = 256) -> MachineMeasurement:
         seconds = max(flops / 1e11, nbytes / 2e10)
         pts.append(Point("matmul", "fp32", {"B": b, "D": D, "F": D}, flops, nbytes, seconds, seconds, seconds, 3, 1))
     copy = Point("copy", "fp32", {"n": 10**6}, 0.0, 2e10 * 1e-3, 1e-3, 1e-3, 1e-3, 3, 1)
-    return MachineMeasurement(machine={"backend": "numpy"}, stream={"copy": copy},
-                              peak={"fp32": pts[-1]}, sweep=pts, sweep_D=D)
+    return MachineMeasurement(
+        machine={"backend": "numpy"}, stream={"copy": copy}, peak={"fp32": pts[-1]}, sweep=pts, sweep_D=D
+    )
 
 
 def test_knee_roofline_bends_at_b_star() -> None:
@@ -195,7 +214,9 @@ def test_question_3_does_not_state_question_2s_bytes() -> None:
 
 def test_question_4_compares_int8_with_int8_ridges() -> None:
     text = _text("problems")
-    lowest = min((a.peak("int8") / a.bandwidth("hbm"), a.name) for a in rl.ACCELERATORS.values() if "int8" in a.peak_flops)
+    lowest = min(
+        (a.peak("int8") / a.bandwidth("hbm"), a.name) for a in rl.ACCELERATORS.values() if "int8" in a.peak_flops
+    )
     assert f"{lowest[0]:.1f} OPs/byte ( {lowest[1]} )" in text or f"{lowest[0]:.1f} OPs/byte ({lowest[1]})" in text
     assert "(fp32)" not in text
 
@@ -232,7 +253,7 @@ def test_missed_errata_added() -> None:
     assert "quantized *activations*" in " ".join((BOOK / "errata.md").read_text().split())
     assert f"{512 * 4096 // 128:,}" in text and "1024" in text
     nvl = rl.chip_critical_batch_size("h100-nvl")
-    assert f"B > {int(nvl)}" in text and "H100 NVL" in text
+    assert re.search(rf"B\s*>\s*(\\\))?\s*{int(nvl)}\b", text) and "H100 NVL" in text
     assert f"{round(1.97e14 / 8.1e11) / 2:g}" in text
     assert "peak divided by the HBM bandwidth" in text
 
@@ -243,8 +264,12 @@ def test_missed_errata_added() -> None:
 def test_one_ridge_number_said_once_which_is_which() -> None:
     intro = _text("intro")
     v5e = rl.get_accelerator("tpu-v5e")
-    variants = [1.97e14 / 8.2e11, 1.97e14 / 8.1e11, v5e.peak("bf16") / v5e.bandwidth("hbm"),
-                v5e.peak("int8") / v5e.bandwidth("hbm") / 2]
+    variants = [
+        1.97e14 / 8.2e11,
+        1.97e14 / 8.1e11,
+        v5e.peak("bf16") / v5e.bandwidth("hbm"),
+        v5e.peak("int8") / v5e.bandwidth("hbm") / 2,
+    ]
     for value in variants:
         assert f"{value:.1f}" in intro, value
     assert f"{1.97e14 / 8.2e11:.0f}" in intro and f"{1.97e14 / 8.1e11:.0f}" in intro
