@@ -77,7 +77,10 @@ def sci(x: float, digits: int = 3) -> str:
 
 
 def capacity(nbytes: float, vendor: str) -> str:
-    """HBM capacity in the unit its vendor lists it in: GiB (2**30 bytes) for Google, GB (1e9) otherwise.
+    """HBM capacity as the course shows it: GiB (2**30 bytes) for Google, GB (1e9) otherwise.
+
+    Google's per-chip pages print "GB" (see :data:`PRINTED`); its TPU comparison table gives the
+    same capacities in GiB, which is how the course reads them. NVIDIA and AMD mean decimal GB.
 
     Examples
     --------

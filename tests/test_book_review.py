@@ -174,7 +174,10 @@ def test_knee_roofline_bends_at_b_star() -> None:
 
 def test_point_above_the_roof_is_explained() -> None:
     text = _text("measure-your-machine")
-    assert ("One point sits above the roof" in text) or ("No point of the sweep sits above the roofline" in text)
+    assert any(
+        s in text
+        for s in ("One point sits above the roof", "points sit above the roof;", "No point of the sweep sits above")
+    )
     assert "a point above it is being fed from a cache" in text
 
 
@@ -306,8 +309,25 @@ def test_2_4_sparsity_explained_where_it_first_appears() -> None:
 
 def test_fp8_where_formats_are_compared() -> None:
     assert "fp8" in _text("where-does-the-time-go")
-    assert "fp8" in _text("problems")
+    problems = _text("problems")
+    assert "Weights in fp8" in problems and "same threshold" in problems
+    assert "fp8 matmul moves the same bytes" in problems
+    same = [a.name for k, a in rl.ACCELERATORS.items() if k.startswith("h100") and a.peak("fp8") == a.peak("int8")]
+    assert same and all(name in problems for name in same)
     assert "fp8 peak" in _text("accelerator-specs")
+
+
+def test_spec_appendix_says_what_google_prints() -> None:
+    text = _text("accelerator-specs")
+    assert "in the unit its vendor lists" not in text
+    assert re.search(r"the v5e page: [“\"]16 GB[”\"]", text)
+
+
+def test_intro_accounts_for_the_vendor_ridge_in_chip_lists() -> None:
+    """240.5 is printed in the chip lists of two chapters; the intro must say so, not 'only in the errata'."""
+    vendor = f"{1.97e14 / 8.19e11:.1f}"
+    assert vendor in _text("matrix-multiplication")
+    assert f"{vendor} in lists of chips drawn from the spec table" in _text("intro")
 
 
 # --- quizzes ---------------------------------------------------------------------------------
