@@ -52,11 +52,11 @@ browser:
 sandbox:
 	@bash tools/install-sandbox.sh
 
-# Two processes (pytest-xdist) share the suite; the browser test runs on its own afterwards,
+# Two processes (pytest-xdist) share the suite; the browser tests (tests/test_browser_*.py) run on their own afterwards,
 # so that page loads are never starved by the grading tests' kernels.
 test: book browser sandbox
-	$(PY) -m pytest -n 2 --dist loadfile --ignore=tests/test_browser_book.py
-	$(PY) -m pytest tests/test_browser_book.py
+	$(PY) -m pytest -n 2 --dist loadfile $(addprefix --ignore=,$(wildcard tests/test_browser_*.py))
+	$(PY) -m pytest $(wildcard tests/test_browser_*.py)
 
 # Re-pin requirements.txt (with hashes) after editing requirements.in.
 lock: setup

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BOOK", "EXERCISES_URL", "SCALING_BOOK", "BookValue", "capacity", "sci"]
+__all__ = ["BOOK", "EXERCISES_URL", "PRINTED", "SCALING_BOOK", "BookValue", "Printed", "capacity", "sci"]
 
 SCALING_BOOK = "https://jax-ml.github.io/scaling-book/roofline/"
 EXERCISES_URL = "https://github.com/roofline-course/roofline-course/blob/main/exercises/rooflines/"
@@ -48,6 +48,21 @@ BOOK: dict[str, BookValue] = {
 }
 
 
+@dataclass(frozen=True)
+class Printed:
+    """A figure exactly as a vendor's page prints it, with the page and the day it was read."""
+
+    text: str
+    page: str
+    date: str
+
+
+# What vendors' pages print where the spec table has to interpret them (the unit of "GB").
+PRINTED: dict[str, Printed] = {
+    "tpu-v5e": Printed("16 GB", "https://cloud.google.com/tpu/docs/v5e", "2026-11-23"),
+}
+
+
 def sci(x: float, digits: int = 3) -> str:
     """Write ``x`` the way the book does: ``1.97e14``, not ``1.97e+14``.
 
@@ -62,7 +77,10 @@ def sci(x: float, digits: int = 3) -> str:
 
 
 def capacity(nbytes: float, vendor: str) -> str:
-    """HBM capacity in the unit its vendor lists it in: GiB (2**30 bytes) for Google, GB (1e9) otherwise.
+    """HBM capacity as the course shows it: GiB (2**30 bytes) for Google, GB (1e9) otherwise.
+
+    Google's per-chip pages print "GB" (see :data:`PRINTED`); its TPU comparison table gives the
+    same capacities in GiB, which is how the course reads them. NVIDIA and AMD mean decimal GB.
 
     Examples
     --------

@@ -62,6 +62,19 @@ MEASURE: dict[str, str] = {
     ),
     "reason_late": "The sweep bends later than the model.",
     "reason_good": "Here the model places the bend well.",
+    "above_some": (
+        "One point sits above the roof: at B = {b} the sweep runs {ratio:.1f} times faster than the roofline "
+        "allows. Its weight matrix, {mib:.0f} MiB, is read again by every timed run, and the processor's "
+        "caches keep much of it from one run to the next, so it reaches the cores faster than the measured "
+        "main-memory bandwidth. The roof only bounds points whose bytes come from main memory."
+    ),
+    "above_many": (
+        "{n} points sit above the roof; the farthest, at B = {b}, runs {ratio:.1f} times faster than the "
+        "roofline allows. The weight matrix, {mib:.0f} MiB, is read again by every timed run, and the processor's "
+        "caches keep much of it from one run to the next, so at small B it reaches the cores faster than the "
+        "measured main-memory bandwidth. The roof only bounds points whose bytes come from main memory."
+    ),
+    "above_none": "No point of the sweep sits above the roofline.",
     "h200_same": "the same peak",
     "h200_different": "a different peak",
 }

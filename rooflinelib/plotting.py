@@ -16,6 +16,7 @@ import numpy as np
 from rooflinelib import matmul, roofline
 from rooflinelib._checks import as_number, as_size
 from rooflinelib.precision import Precision, PrecisionLike
+from rooflinelib.precision import dtype_bytes as _dtype_bytes
 from rooflinelib.specs import Accelerator, get_accelerator
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ __all__ = [
     "plot_decode_time",
     "plot_layer_matmuls",
     "plot_matmul_batch",
+    "plot_measured_knee",
     "plot_measurement",
     "plot_published_roofline",
     "plot_published_sweeps",
@@ -44,7 +46,7 @@ OKABE_ITO = ("#000000", "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "
 REGION_COLOURS: Mapping[str, str] = MappingProxyType(
     {
         "bandwidth-bound everywhere": "#D55E00",
-        "bandwidth-bound on the lower rooflines": "#F0E442",
+        "bandwidth-bound on some rooflines only": "#F0E442",
         "compute-bound": "#009E73",
     }
 )
@@ -88,6 +90,7 @@ def plot_roofline(
     intensity_range: tuple[float, float] | None = None,
     shade: bool = True,
     legend: bool = True,
+    memory: str = "HBM",
     ax: Axes | None = None,
     **line_kw: Any,
 ) -> Axes:
@@ -103,8 +106,12 @@ def plot_roofline(
         lowest roofline drawn, with a dotted line up to the others.
     intensity_range : x-axis limits in FLOPs/byte (chosen from the ridges if omitted).
     shade : fill the regions that are bandwidth-bound at every bandwidth,
-        only at the lower ones, and compute-bound at all of them.
+        only at some (between the lowest and the highest ridge: bandwidth-bound for the
+        rooflines whose ridge lies further right, compute-bound for the others), and
+        compute-bound at all of them.
     legend : add a legend (its style follows your matplotlib settings).
+    memory : the memory the bandwidth is for, named in a single chip's label
+        (``"HBM"``; a CPU's is ``"DRAM"``).
     ax : the Axes to draw on (default: the current one).
     **line_kw : passed to :meth:`~matplotlib.axes.Axes.plot` for the rooflines
         (e.g. ``lw=1``, ``ls="--"``).
@@ -139,7 +146,7 @@ def plot_roofline(
     for acc in accs:
         peak = acc.peak(dtype)
         if bandwidths is None:
-            label = acc.name if len(accs) > 1 else f"{acc.name} ({dtype}, HBM)"
+            label = acc.name if len(accs) > 1 else f"{acc.name} ({dtype}, {memory})"
             lines.append((label, peak, acc.hbm_bandwidth))
         else:
             lines.extend((bw_label, peak, bw) for bw_label, bw in bws.items())
@@ -171,7 +178,7 @@ def plot_roofline(
             label="bandwidth-bound on every roofline" if several else "bandwidth-bound",
         )
         if r_hi > r_lo:
-            ax.axvspan(r_lo, r_hi, color=bound_some, alpha=0.25, lw=0, label="bandwidth-bound on the lower rooflines")
+            ax.axvspan(r_lo, r_hi, color=bound_some, alpha=0.25, lw=0, label="bandwidth-bound on some rooflines only")
         ax.axvspan(
             r_hi,
             hi,
@@ -304,7 +311,8 @@ def plot_measurement(
     xs = [p.intensity for p in [*pts, *m.dot]]
     ridge = chip.critical_intensity(dtype)
     lo, hi = min([ridge / 100, *xs]) / 2, max([ridge * 20, *xs]) * 2
-    ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), legend=False, ax=ax, **line_kw)
+    memory = "DRAM" if m.machine.get("backend", "numpy") == "numpy" else "HBM"  # numpy runs on the CPU
+    ax = plot_roofline(chip, dtype=dtype, intensity_range=(lo, hi), legend=False, memory=memory, ax=ax, **line_kw)
     if pts:
         ax.plot(
             [p.intensity for p in pts],
@@ -326,6 +334,56 @@ def plot_measurement(
         )
     if legend:
         ax.legend(loc="lower right")
+    return ax
+
+
+def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: Axes | None = None) -> Axes:
+    """A measured matmul sweep against batch size, with the roofline of the measured peak and bandwidth.
+
+    The roofline is drawn over a fine grid of batch sizes that includes the predicted
+    critical batch size ``B*`` itself, so its bend sits at ``B*`` rather than at the
+    nearest size measured. Dashed: ``B*``; dotted: the measured knee
+    (:func:`rooflinelib.measured_knee`). Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.measure import measure_machine
+    >>> m = measure_machine(budget_s=2, progress=False, peak_n=64, stream_mib=1, D=64,
+    ...                     batch_sizes=[1, 8, 64], dot_lengths=[1000])
+    >>> fig, ax = plt.subplots()
+    >>> plot_measured_knee(m, ax=ax).get_xscale()
+    'log'
+    >>> plt.close(fig)
+    """
+    from rooflinelib.measure import measured_knee
+
+    dtype = dtype or (m.sweep[0].dtype if m.sweep else "fp32")
+    pts = sorted((p for p in m.sweep if p.dtype == dtype), key=lambda p: p.sizes["B"])
+    if not pts:
+        raise ValueError(f"the measurement has no {dtype} matmul sweep to draw")
+    peak, bw, D = m.peak_flops(dtype), m.bandwidth("copy"), m.sweep_D
+    b_star = float(matmul.critical_batch_size(peak, bw, D, D, precision=dtype))
+    sizes = [float(p.sizes["B"]) for p in pts]
+    grid = np.geomspace(sizes[0], sizes[-1], 400)
+    if sizes[0] < b_star < sizes[-1]:
+        grid = np.sort(np.append(grid, b_star))
+    # the matmul's intensity between the measured sizes (matmul_intensity takes whole batches only)
+    intensity = 2 * grid * D * D / (_dtype_bytes(dtype) * (grid * D + D * D + grid * D))
+    model = roofline.attainable_flops(intensity, peak, bw)
+    ax = _current_axes(ax)
+    ax.plot(sizes, [p.flops_per_s for p in pts], "o-", color=OKABE_ITO[2], label="measured")
+    ax.plot(grid, model, color=OKABE_ITO[1], lw=2, label="roofline from measured P, W")
+    ax.axvline(b_star, color=OKABE_ITO[1], ls="--", lw=1, label=f"predicted B* ≈ {b_star:.1f}")
+    knee = measured_knee(pts)
+    if not np.isnan(knee):
+        ax.axvline(knee, color=OKABE_ITO[2], ls=":", lw=1.5, label=f"measured knee ≈ {knee:.1f}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("batch size B (tokens)")
+    ax.set_ylabel(f"{dtype} FLOPs/s")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
     return ax
 
 

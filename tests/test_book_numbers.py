@@ -50,7 +50,10 @@ def article(page: str) -> BeautifulSoup:
 def glued(page: str) -> tuple[tuple[str, str], ...]:
     """``(key, rendered text)`` for every ``{glue:text}`` role of a page, in document order."""
     keys = _ROLE.findall((BOOK / f"{page}.md").read_text(encoding="utf-8"))
-    spans = article(page).select("span.pasted-text")
+    # a quiz repeats each choice's explanation for its "show answer" view (section.question-show): skip the copy
+    spans = [
+        s for s in article(page).select("span.pasted-text") if not s.find_parent("section", class_="question-show")
+    ]
     assert len(spans) == len(keys), (
         f"{page}: {len(keys)} glue roles in the source but {len(spans)} "
         "pasted values in the HTML; is the build up to date?"
@@ -83,14 +86,22 @@ GLUED = {
         "t_v6e_ms": "1.1",  # 1e12 / 9.1e14 = 1.099e-3 s
         "v6e_diff_pct": "1",  # 1 - 9.1e14 / 9.18e14 = 0.87 %
         "h100_cap": "80 GB",  # 8.0e10 bytes
-        "v5e_cap": "16 GiB",  # Google lists 16 GiB
+        "v5e_cap": "16 GiB",  # Google's "16 GB", read in GiB
+        "v5e_cap_printed": "16 GB",  # as cloud.google.com/tpu/docs/v5e prints it
+        "v5e_cap_date": "2026-11-23",
+        "v5e_cap_bytes": "17,179,869,184",  # 16 * 2**30
+        "gib_over_gb_pct": "7.4",  # 2**30 / 1e9 = 1.0737
+        "bytes_fp32": "4",
+        "bytes_bf16": "2",
+        "bytes_fp8": "1",
         "v5e_dcn": "3.125e9",
-        "ici_over_dcn": "14.4",  # 4.5e10 / 3.125e9
+        "v5e_ici_count": "4",
+        "v5e_ici_chip": "1.8e11",  # 4 links * 4.5e10, one way
+        "ici_over_dcn": "57.6",  # 1.8e11 / 3.125e9: per chip against per chip
         "ex_lo_ms": "3",  # max(3, 2)
         "ex_hi_ms": "5",  # 3 + 2
         "v5e_critical": "240",
-        "v5e_critical_exact": "240.2",
-        "v5e_critical_vendor": "240.5",
+        "v5e_vendor_shift_pct": "0.2",  # 240.54 / 240.24 - 1 = 0.125 %, rounded up to a tenth
         "dot_limit": "0.5",  # (2N - 1) / (4N + 2) -> 1/2
         "vpu_critical": "2.5",  # 7e12 / 2.765e12 = 2.53
     },
@@ -108,7 +119,6 @@ GLUED = {
         "int_256_gap": "6",  # 1 - 240.94 / 256 = 5.9 %
         "int_1024": "819.2",  # 1024 * 8192 / (2048 + 8192)
         "int_1024_gap": "20",
-        "h100_bcrit": "295.4",  # 9.895e14 / 3.35e12 = 295.37
         "b_star_lo": "153",  # A100: 3.12e14 / 2.039e12 = 153.0
         "tokens": "2,097,152",  # 512 * 4096
         "local": "16,384",  # 2,097,152 / 128
@@ -139,9 +149,11 @@ GLUED = {
         "q2_b_q1hbm": "122",  # 1.97e14 / 8.1e11 / 2 = 121.6
         "q3_b4096": "136",  # exact, int8 weights: 2.046e-5 / 1.5035e-7 = 136.1
         "q3_b1024": "226",  # 1.2788e-6 / 5.650e-9 = 226.3
-        "q3_ratio": "1.66",  # 226.3 / 136.1
+        "q3_ratio": "1.66",  # 226 / 136 = 1.662
+        "q3_vs_rule": "1.88",  # 226 / 120 = 1.883
+        "q2_b_fp8": "120",  # fp8 weights are one byte, as int8
         "q4_512": "1.999",  # 2 * 4096^2 / (4096 + 4096^2 + 4096) = 1.99902
-        "q4_lowest_ridge": "9.6",  # A100 fp32: 1.95e13 / 2.039e12 = 9.56
+        "q4_lowest_ridge": "229.2",  # int8 ridges only; TPU v4: 2.75e14 / 1.2e12 = 229.17
         "q5_dense": "9.895e14",  # 1.979e15 / 2
         "q5_b": "295.4",  # 9.895e14 / 3.35e12
         "q5_vs_tpu": "1.23",  # 295.37 / 240.24
@@ -156,13 +168,24 @@ GLUED = {
         "q1_b_82": "240",
         "q2_b_q1hbm": "122",
         "q3_ratio": "1.66",
+        "q3_vs_rule": "1.88",
         "vpu_critical": "2.5",
         "int8_over_bf16": "2",  # 3.94e14 / 1.97e14
         "q5_b_book": "298.5",
         "q5_h100-sxm": "295.4",
-        "d_star": "8756",
         "d_star_exact": "8755.6",
         "d_star_4bf": "17511",
+        "local": "16,384",  # 512 * 4096 / 128
+        "local_vs_typical": "16",  # 16,384 / 1024
+        "nvl_b_int": "214",  # 8.355e14 / 3.9e12 = 214.2
+        "v5e_crit_q1_int": "243",  # 1.97e14 / 8.1e11
+        "half_243": "121.5",
+        "rv_main_exact": "240.2",  # 1.97e14 / 8.2e11 = 240.24
+        "rv_main": "240",
+        "rv_vendor": "240.5",  # 1.97e14 / 8.19e11 = 240.54
+        "rv_q1_exact": "243.2",  # 1.97e14 / 8.1e11 = 243.21 (= 3.94e14 / 8.1e11 / 2)
+        "rv_q1": "243",
+        "rv_int8_vendor": "239.9",  # 3.93e14 / 8.19e11 / 2 = 239.93
         "tile_flops_right": "4.29",  # 2 * 1024 * 1024 * 2048 / 1e9
         "tile_flops_as_printed": "2.15",  # 2 * 4 * 4 * 4 * 256^3 / 1e9
     },
@@ -180,7 +203,8 @@ CLAIMS = {
     ],
     "visualizing-rooflines": [
         "At BW1 it reaches 25 % of the peak, at BW2 50 %",
-        "Their peaks span a factor of 11.4, their ridge points a factor of 2.3",
+        "Their peaks span a factor of 11.4, their ridge points a factor of 2.7",  # H200 206.1 to v6e 560.4
+        "Each execution unit has its own compute roof",
     ],
     "matrix-multiplication": [
         "critical batch size of 240 tokens",
@@ -188,7 +212,7 @@ CLAIMS = {
         "usually under 1024 tokens while D and F are above 8000",
         (
             "TPUs range from 166.0 (TPU v5p) to 560.4 (TPU v6e (Trillium)), GPUs from 153.0 (NVIDIA A100 SXM 80GB) "
-            "to 378.2 (NVIDIA H100 PCIe): the two ranges overlap"
+            "to 292.2 (NVIDIA B200 (HGX)): the two ranges overlap"
         ),
         "2 of the 5 TPUs (TPU v4, TPU v5e) are within 5% of 240",
     ],
@@ -207,8 +231,11 @@ CLAIMS = {
         "B_\\text{crit} \\approx 9.895e14 / 3.35e12 ≈ 295.4 tokens",
     ],
     "errata": [
-        "a ratio of 1.66",
-        "the book prints 4377 and 8755",
+        "226 / 120 = 1.88: almost double",
+        "226 / 136 = 1.66: not",
+        "gives a local batch of 16,384 tokens, 16 times that",
+        "That threshold belongs to the H100 NVL (214.2",
+        "gives 121.5",
         "is ambiguous rather than wrong",
         "fits an fp32 output, or a bf16 output tile read and written back",
         "is 2 × 1.97e14: twice its bf16 figure",
@@ -219,7 +246,6 @@ CLAIMS = {
         "so it is BF additions per chip",
         "The question gives 1.97e14 FLOPs/s and no bandwidth",
         "“almost doubles” the critical batch size",
-        "“around 3”",
         "“on most TPUs”",
         "counts the 2BDF int8 operations as “FLOPs”",
         "“two horizontal lines”",
@@ -366,10 +392,13 @@ SOURCE_QUOTES = {
     "Question 2's answer": ("004", "$$B > 120$$"),
     "Question 3's almost doubles": ("004", "D=F=1024 almost doubles the critical batch size"),
     "Question 3's code bandwidth": ("004", "comms_time = (2*B*D + D*F + 2*B*F) / 8.2e11"),
-    "VPU footnote": (
-        "004",
-        "The TPU v5p VPU can do roughly 7e12 FLOPs / second, so its critical intensity is around 3",
-    ),
+    "VPU footnote": ("004", "The TPU v5p VPU can do roughly 7e12 FLOPs / second"),
+    "activation quantization caveat": ("004", "if we quantize our activations but still do full-precision FLOPs"),
+    "local batch of 16k": ("004", "a local batch size of 16k tokens"),
+    "learner: B > 214": ("002", "So we are compute bound if B > 214."),
+    "learner: 2B > 243": ("002", "So compute bound if 2B > 243:"),
+    "learner: B > 120": ("002", "we are compute bound when B > 120 instead of B > 240"),
+    "learner: peak FLOPs/s as FLOPs/byte": ("002", "Given peak FLOPS/s of TPU v5e MXU is 240 FLOPs / byte"),
     "240 on most TPUs": ("004", "on most TPUs, we need our per-replica token batch size to be greater than 240"),
     "GPUs closer to 300": ("004", "slightly higher (closer to 300)"),
     "int8 OPs called FLOPs": ("004", "So this is still $2BDF$ FLOPs."),

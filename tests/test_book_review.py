@@ -1,0 +1,348 @@
+"""The built book against an instructor's review: each wrong claim gone, each fix in place.
+
+Every check reads the English build (``_build/html``, from ``make book``) or the
+chapter source, and computes the value it expects from first principles or from
+``rooflinelib``'s spec table, never from the page it checks.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+import rooflinelib as rl
+from rooflinelib.measure.results import MachineMeasurement, Point
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+BOOK = ROOT / "book"
+
+
+def _soup(page: str) -> BeautifulSoup:
+    path = HTML / "book" / f"{page}.html"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing; run `make book` first")
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def _text(page: str) -> str:
+    """A page's article text, whitespace collapsed."""
+    return " ".join(_soup(page).select_one("article").get_text(" ").split())
+
+
+def _toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+    for part in toc["parts"]:
+        pages += [chapter["file"] for chapter in part["chapters"]]
+    return [p.split("/")[-1] for p in pages]
+
+
+# --- wrong claims and labels -------------------------------------------------------------
+
+
+def test_one_roof_per_execution_unit() -> None:
+    text = _text("visualizing-rooflines")
+    assert "One chip and number format has one compute roof" not in text
+    assert "Each execution unit has its own compute roof" in text
+    assert "MXU" in text and "VPU" in text and "tensor cores" in text
+
+
+def test_yellow_band_label_matches_the_chips() -> None:
+    """Between the lowest and the highest ridge, the chip with the lowest ridge is compute-bound."""
+    chips = ["tpu-v5e", "tpu-v6e", "h200", "b200"]
+    fig, ax = plt.subplots()
+    rl.plot_roofline(chips, ax=ax)
+    labels = [h.get_label() for h in ax.get_legend().legend_handles]
+    plt.close(fig)
+    assert not any("lower rooflines" in label for label in labels), labels
+    assert "bandwidth-bound on some rooflines only" in labels
+    accs = [rl.get_accelerator(c) for c in chips]
+    ridges = sorted(a.critical_intensity("bf16") for a in accs)
+    middle = (ridges[0] * ridges[-1]) ** 0.5
+    lowest = min(accs, key=lambda a: a.peak("bf16"))  # the lowest roofline
+    assert middle > lowest.critical_intensity("bf16"), "the lowest roofline is compute-bound inside the band"
+
+
+def test_cpu_roofline_is_not_labelled_hbm() -> None:
+    pts = [
+        Point(
+            "matmul",
+            "fp32",
+            {"B": b, "D": 64, "F": 64},
+            2.0 * b * 64 * 64,
+            4.0 * (2 * b * 64 + 64 * 64),
+            1e-5 * b,
+            1e-5 * b,
+            1e-5 * b,
+            3,
+            1,
+        )
+        for b in (1, 4, 16)
+    ]
+    copy = Point("copy", "fp32", {"n": 10**6}, 0.0, 8e6, 1e-3, 1e-3, 1e-3, 3, 1)
+    m = MachineMeasurement(
+        machine={"backend": "numpy", "device": "x86_64"},
+        stream={"copy": copy},
+        peak={"fp32": pts[-1]},
+        sweep=pts,
+        sweep_D=64,
+    )
+    fig, ax = plt.subplots()
+    rl.plot_measurement(m, ax=ax)
+    labels = [line.get_label() for line in ax.get_lines()]
+    plt.close(fig)
+    assert not any("HBM" in label for label in labels), labels
+    assert any("DRAM" in label for label in labels), labels
+
+
+def test_ici_and_dcn_compared_per_chip() -> None:
+    text = _text("where-does-the-time-go")
+    v5e = rl.get_accelerator("tpu-v5e")
+    ici, dcn = v5e.links["ici"], v5e.links["dcn"]
+    assert "14.4 times less" not in text
+    per_chip = ici.bandwidth * ici.count / dcn.bandwidth
+    assert f"{per_chip:.1f} times less than its ICI links together" in text
+    assert f"{ici.bandwidth / dcn.bandwidth:.1f}" not in text
+
+
+def test_capacity_as_google_prints_it() -> None:
+    soup = _soup("where-does-the-time-go")
+    text = " ".join(soup.select_one("article").get_text(" ").split())
+    assert re.search(r'prints [“"] ?16 GB ?[”"]', text), "the page should quote Google's '16 GB'"
+    assert "2026-11-23" in text
+    assert soup.select_one('article a[href="https://cloud.google.com/tpu/docs/v5e"]') is not None
+    assert f"{100 * (2**30 / 1e9 - 1):.1f} %" in text
+
+
+# --- the knee figure -----------------------------------------------------------------------
+
+
+def test_knee_figure_has_caption_and_alt_text() -> None:
+    soup = _soup("measure-your-machine")
+    figure = soup.select_one("figure#fig-measured-knee") or soup.find(id="fig-measured-knee")
+    assert figure is not None, "the knee figure has no name/caption"
+    caption = figure.find("figcaption")
+    assert caption is not None and "B*" in caption.get_text()
+    img = figure.find("img")
+    alt = img.get("alt", "")
+    assert len(alt) > 80 and not re.search(r"\.(png|svg|jpg)\b", alt), alt
+
+
+def _synthetic_measurement(D: int = 256) -> MachineMeasurement:
+    sizes = [1, 2, 4, 8, 16, 32, 64, 128]
+    pts = []
+    for b in sizes:
+        flops, nbytes = 2.0 * b * D * D, 4.0 * (2 * b * D + D * D)
+        seconds = max(flops / 1e11, nbytes / 2e10)
+        pts.append(Point("matmul", "fp32", {"B": b, "D": D, "F": D}, flops, nbytes, seconds, seconds, seconds, 3, 1))
+    copy = Point("copy", "fp32", {"n": 10**6}, 0.0, 2e10 * 1e-3, 1e-3, 1e-3, 1e-3, 3, 1)
+    return MachineMeasurement(
+        machine={"backend": "numpy"}, stream={"copy": copy}, peak={"fp32": pts[-1]}, sweep=pts, sweep_D=D
+    )
+
+
+def test_knee_roofline_bends_at_b_star() -> None:
+    """The drawn roofline has a vertex at B*, computed here from T_math = T_comms, not at a sampled B."""
+    D = 256
+    m = _synthetic_measurement(D)
+    P, W = m.peak_flops("fp32"), m.bandwidth("copy")
+    # 2 B D^2 / P = 4 (2 B D + D^2) / W  =>  B* = 4 D^2 P / (2 D^2 W - 8 D P)
+    b_star = 4 * D * D * P / (2 * D * D * W - 8 * D * P)
+    assert 1 < b_star < 128 and b_star not in (1, 2, 4, 8, 16, 32, 64, 128)
+    fig, ax = plt.subplots()
+    rl.plot_measured_knee(m, ax=ax)
+    line = next(li for li in ax.get_lines() if li.get_label() == "roofline from measured P, W")
+    x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    plt.close(fig)
+    i = int(np.argmin(abs(x - b_star)))
+    assert x[i] == pytest.approx(b_star, rel=1e-9), "B* is not a vertex of the drawn line"
+    assert y[i] == pytest.approx(P, rel=1e-9)
+    assert y[i - 1] < P * (1 - 1e-6) and y[i + 1] == pytest.approx(P), "the line should bend exactly at B*"
+    slope = np.diff(np.log(y[: i + 1])) / np.diff(np.log(x[: i + 1]))
+    assert (slope > 0.5).all(), "left of B* the roofline rises"
+
+
+def test_point_above_the_roof_is_explained() -> None:
+    text = _text("measure-your-machine")
+    assert any(
+        s in text
+        for s in ("One point sits above the roof", "points sit above the roof;", "No point of the sweep sits above")
+    )
+    assert "a point above it is being fed from a cache" in text
+
+
+# --- answers shown before the problems -------------------------------------------------------
+
+
+def test_h100_ridge_not_in_chapters_before_the_problems() -> None:
+    from test_exercises_no_answers import H100_SXM_DENSE, H100_SXM_HBM, numbers_in, reveals
+
+    answers = {"critical_batch": H100_SXM_DENSE / H100_SXM_HBM, "critical_batch (book)": 298}
+    pages = _toc_pages()
+    found = []
+    for page in pages[: pages.index("problems")]:
+        text = _text(page)
+        for key, answer in answers.items():
+            for expr, value in numbers_in(text):
+                if reveals(expr, value, answer):
+                    found.append(f"{page}: {key} shown as {expr!r}")
+    assert found == []
+
+
+def test_the_ridge_search_can_fail() -> None:
+    from test_exercises_no_answers import H100_SXM_DENSE, H100_SXM_HBM, numbers_in, reveals
+
+    answer = H100_SXM_DENSE / H100_SXM_HBM
+    assert any(reveals(e, v, answer) for e, v in numbers_in("ridge at 295.4 FLOPs/byte"))
+
+
+def test_question_3_does_not_state_question_2s_bytes() -> None:
+    soup = _soup("problems")
+    statement = soup.find(id="q3-roofline-plot")
+    assert statement is not None
+    words = " ".join(statement.get_text(" ").split())
+    assert "2BD + DF + 2BF" not in words and "2BD+DF+2BF" not in words.replace(" ", "")
+    assert "each operand at its own width" in words
+
+
+def test_question_4_compares_int8_with_int8_ridges() -> None:
+    text = _text("problems")
+    lowest = min(
+        (a.peak("int8") / a.bandwidth("hbm"), a.name) for a in rl.ACCELERATORS.values() if "int8" in a.peak_flops
+    )
+    assert f"{lowest[0]:.1f} OPs/byte ( {lowest[1]} )" in text or f"{lowest[0]:.1f} OPs/byte ({lowest[1]})" in text
+    assert "(fp32)" not in text
+
+
+# --- errata ----------------------------------------------------------------------------------
+
+
+def _q3_crossovers() -> tuple[float, float, float]:
+    P, W = 1.97e14, 8.2e11
+
+    def crossover(n: int) -> float:  # 2Bn^2 / P = (2Bn + n^2 + 2Bn) / W
+        return n * n * P / (2 * n * n * W - 4 * n * P)
+
+    return crossover(4096), crossover(1024), P / W / 2
+
+
+def test_almost_double_has_both_readings() -> None:
+    big, small, rule = _q3_crossovers()
+    for page in ("errata", "problems"):
+        text = _text(page)
+        assert f"{round(small)} / {round(rule)} = {round(small) / round(rule):.2f}" in text, page
+        assert f"{round(small)} / {round(big)} = {round(small) / round(big):.2f}" in text, page
+
+
+def test_noise_entries_dropped() -> None:
+    text = _text("errata")
+    assert "around 3" not in text
+    assert "cut off, not rounded" not in text
+    assert "around 3" not in _text("where-does-the-time-go")
+
+
+def test_missed_errata_added() -> None:
+    text = _text("errata")
+    assert "quantized *activations*" in " ".join((BOOK / "errata.md").read_text().split())
+    assert f"{512 * 4096 // 128:,}" in text and "1024" in text
+    nvl = rl.chip_critical_batch_size("h100-nvl")
+    assert re.search(rf"B\s*>\s*(\\\))?\s*{int(nvl)}\b", text) and "H100 NVL" in text
+    assert f"{round(1.97e14 / 8.1e11) / 2:g}" in text
+    assert "peak divided by the HBM bandwidth" in text
+
+
+# --- for the self-study reader ---------------------------------------------------------------
+
+
+def test_one_ridge_number_said_once_which_is_which() -> None:
+    errata = _text("errata")
+    v5e = rl.get_accelerator("tpu-v5e")
+    variants = [
+        1.97e14 / 8.2e11,
+        1.97e14 / 8.1e11,
+        v5e.peak("bf16") / v5e.bandwidth("hbm"),
+        v5e.peak("int8") / v5e.bandwidth("hbm") / 2,
+    ]
+    assert "One quantity, six numbers" in errata
+    for value in variants:
+        assert f"{value:.1f}" in errata, value
+    # the chapters that work the book's arithmetic show only the rounded number (a list of chips
+    # from the spec table shows each chip's vendor-figure ridge, as the intro says)
+    for page in ("where-does-the-time-go", "network-rooflines"):
+        text = _text(page)
+        for value in variants:
+            assert f"{value:.1f}" not in text, (page, value)
+
+
+def test_question_1_answer_not_before_the_problems() -> None:
+    """The list of versions lives on the errata page, after the problems: two of them answer Question 1."""
+    from test_exercises_no_answers import numbers_in, reveals
+
+    answers = {"critical_batch": 3.94e14 / 8.1e11 / 2, "critical_batch (book)": 243}
+    pages = _toc_pages()
+    found = [
+        f"{page}: {key} shown as {expr!r}"
+        for page in pages[: pages.index("problems")]
+        for key, answer in answers.items()
+        for expr, value in numbers_in(_text(page))
+        if reveals(expr, value, answer)
+    ]
+    assert found == []
+
+
+def test_sharded_and_replica_defined_before_the_matmul_chapter() -> None:
+    soup = _soup("where-does-the-time-go")
+    strong = {s.get_text() for s in soup.select("article strong")}
+    assert {"sharded", "replica", "per-replica batch"} <= strong
+
+
+def test_blas_stream_and_last_level_cache_explained() -> None:
+    text = _text("measure-your-machine")
+    first = {word: text.index(word) for word in ("BLAS", "STREAM", "last-level cache")}
+    assert "Basic Linear Algebra Subprograms" in text[first["BLAS"] : first["BLAS"] + 200]
+    assert "memory-bandwidth benchmark" in text[first["STREAM"] : first["STREAM"] + 200]
+    assert "largest and slowest of the processor's caches" in text[first["last-level cache"] :][:200].replace("’", "'")
+
+
+def test_2_4_sparsity_explained_where_it_first_appears() -> None:
+    for page in _toc_pages():
+        text = _text(page)
+        if "2:4" in text:
+            assert "two of every four consecutive weights are zero" in text, page
+            return
+    pytest.fail("no page mentions 2:4 sparsity")
+
+
+def test_fp8_where_formats_are_compared() -> None:
+    assert "fp8" in _text("where-does-the-time-go")
+    problems = _text("problems")
+    assert "Weights in fp8" in problems and "same threshold" in problems
+    assert "fp8 matmul moves the same bytes" in problems
+    same = [a.name for k, a in rl.ACCELERATORS.items() if k.startswith("h100") and a.peak("fp8") == a.peak("int8")]
+    assert same and all(name in problems for name in same)
+    assert "fp8 peak" in _text("accelerator-specs")
+
+
+def test_spec_appendix_says_what_google_prints() -> None:
+    text = _text("accelerator-specs")
+    assert "in the unit its vendor lists" not in text
+    assert re.search(r"the v5e page: [“\"]16 GB[”\"]", text)
+
+
+def test_intro_accounts_for_the_vendor_ridge_in_chip_lists() -> None:
+    """240.5 is printed in the chip lists of two chapters; the intro says where, and where the others are."""
+    vendor = f"{1.97e14 / 8.19e11:.1f}"
+    assert vendor in _text("matrix-multiplication")
+    intro = _text("intro")
+    assert f"and {vendor} where a list of chips from the spec table" in intro
+    assert "the errata page lists them once" in intro
