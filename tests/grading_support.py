@@ -263,15 +263,15 @@ def expected_scores() -> dict[str, dict[str, float]]:
         "reference": dict(total),
         "blank": {nb: 0 for nb in NOTEBOOKS},
         # Q1: 2 bytes per int8 breaks (a), (b), and through them (d), (f), (g): 10 - 8.
-        # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - 4.
+        # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - (1 + 3).
         "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1},
         # Q1: swapped bounds break (g): 10 - 2.  Q2: int8 activations and output break (a), (b), (d): 8 - 5.
         # Q5: the PCIe figures break every part.
         "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0},
         # Q1: hard-coded visible values keep only (e): 1.  Q2: deleted test (e): 8 - 2.
         # Q3: wrong (a) behind an edited test: 7 - 3.  Q4: endless loop in (a): 5 - 3.
-        # Q5: os._exit in (b) leaves only (a): 2.
-        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 2},
+        # Q5: os._exit in (b) leaves only (a): 1.
+        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 1},
         # Memorised numbers score nothing, except Q3's figure (c), which is checked against the student's own
         # attainable_flops and so passes for any plot of it: 2.
         "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0},
