@@ -17,10 +17,10 @@ import grading.in_kernel
 import grading.judge
 import grading.land
 import grading.plan
-import grading.room
 import grading.problems
 import grading.progress
 import grading.report
+import grading.room
 import grading.sample
 import grading.sandbox
 from grading.cli import main
