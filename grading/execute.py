@@ -161,6 +161,23 @@ def cell_role(cell: Any) -> str:
     return "setup" if meta.get("locked") else "kernel"
 
 
+def timed_out(nb: Any, error_on_timeout: dict[str, Any] | None) -> list[str]:
+    """The cells that hit the cell time-out: those whose error is the configured ``Execute.error_on_timeout``.
+
+    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
+    >>> cell = new_code_cell(outputs=[new_output("error", ename="CellTimeoutError", evalue="", traceback=[])])
+    >>> cell.metadata["nbgrader"] = {"grade_id": "q1_a_test"}
+    >>> timed_out(new_notebook(cells=[cell]), {"ename": "CellTimeoutError"})
+    ['q1_a_test']
+    """
+    ename = (error_on_timeout or {}).get("ename")
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if ename and any(o.get("output_type") == "error" and o.get("ename") == ename for o in cell.get("outputs", [])):
+            found.append(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {index + 1}")
+    return found
+
+
 def watched(cls: type) -> type:
     """A subclass of an execute preprocessor that records time-outs and kernel deaths, and enforces limits.
 
@@ -175,7 +192,6 @@ def watched(cls: type) -> type:
 
     class Watched(cls):
         extra_arguments: list[str]
-        grading_timeouts: list[str]
         grading_kernel_died: bool
         grading_env: dict[str, str]
         grading_sandboxed: bool = False
@@ -240,7 +256,7 @@ def watched(cls: type) -> type:
                 await self.grading_in_judge(lambda judge: judge.setup(cell.source))
                 return cell
             if role == "check":
-                outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source), cell)
+                outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source))
             else:
                 message = "this test cell is not locked in the source notebook, so it is not run; it scores 0"
                 outputs = [{"output_type": "error", "ename": "UnlockedTest", "evalue": message, "traceback": [message]}]
@@ -255,7 +271,7 @@ def watched(cls: type) -> type:
 
         execute_cell = sync(async_execute_cell)
 
-        async def grading_in_judge(self, work: Any, cell: Any = None) -> Any:
+        async def grading_in_judge(self, work: Any) -> Any:
             """Run ``work(judge)`` on the judge's own thread, which talks to the kernel through a client of its own.
 
             Each request to the kernel may take the cell time-out (``--timeout``); the whole
@@ -263,7 +279,6 @@ def watched(cls: type) -> type:
             """
             loop = asyncio.get_running_loop()
             limit = self.timeout if self.timeout and self.timeout > 0 else 600
-            gid = (cell or {}).get("metadata", {}).get("nbgrader", {}).get("grade_id") or "a cell"
             if self.grading_thread is None:
                 self.grading_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judge")
 
@@ -271,7 +286,6 @@ def watched(cls: type) -> type:
                 try:
                     text = self.grading_ask(json.dumps(request), limit, loop)
                 except TimeoutError:
-                    self.grading_timeouts.append(gid)
                     raise TimedOut(f"the kernel did not answer within {limit} s (--timeout)") from None
                 except DeadKernelGone:
                     raise NoAnswer("the kernel died before it answered") from None
@@ -323,11 +337,6 @@ def watched(cls: type) -> type:
                     continue
                 found = msg.get("content", {}).get("user_expressions", {}).get("r", {})
                 return found.get("data", {}).get("text/plain") if found.get("status") == "ok" else None
-
-        async def _async_handle_timeout(self, timeout: int, cell: Any = None) -> Any:
-            gid = (cell or {}).get("metadata", {}).get("nbgrader", {}).get("grade_id") if cell else None
-            self.grading_timeouts.append(gid or "a cell")
-            return await super()._async_handle_timeout(timeout, cell)
 
         async def _async_cleanup_kernel(self) -> None:
             if self.grading_thread is not None:
@@ -439,7 +448,7 @@ def execute(task: Task) -> Outcome:
             }
             for _, cls in executors(config):
                 pp = watched(cls)(config=config)
-                pp.grading_timeouts, pp.grading_kernel_died = [], False
+                pp.grading_kernel_died = False
                 pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
                 pp.grading_output_limit = task.limits.output
                 pp.grading_reply_limit = task.limits.output
@@ -456,7 +465,7 @@ def execute(task: Task) -> Outcome:
                     nb, resources = pp(nb, resources)
                 finally:
                     timer.cancel()
-                outcome.timeouts += pp.grading_timeouts
+                outcome.timeouts += timed_out(nb, pp.error_on_timeout)
                 outcome.kernel_died = outcome.kernel_died or pp.grading_kernel_died
                 if task.bwrap:
                     pp.grading_limit = (
