@@ -178,6 +178,23 @@ def timed_out(nb: Any, error_on_timeout: dict[str, Any] | None) -> list[str]:
     return found
 
 
+def kernel_died(nb: Any) -> bool:
+    """Whether the kernel died while the notebook ran: nbclient's ``DeadKernelError`` in an output (written by the
+    configured execute preprocessor, as nbgrader's course configuration does), or a check the kernel could not answer.
+
+    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
+    >>> kernel_died(new_notebook(cells=[new_code_cell(outputs=[new_output("error", ename="DeadKernelError")])]))
+    True
+    """
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "error":
+                continue
+            if out.get("ename") == "DeadKernelError" or "kernel died" in str(out.get("evalue", "")):
+                return True
+    return False
+
+
 def watched(cls: type) -> type:
     """A subclass of an execute preprocessor that records time-outs and kernel deaths, and enforces limits.
 
@@ -192,13 +209,11 @@ def watched(cls: type) -> type:
 
     class Watched(cls):
         extra_arguments: list[str]
-        grading_kernel_died: bool
         grading_env: dict[str, str]
         grading_sandboxed: bool = False
         grading_output_limit: int = 0
         grading_output_bytes: int = 0
         grading_limit: str | None = None
-        grading_exit_status: int | None = None
         grading_judge: Judge | None = None
         grading_room: Room | None = None
         grading_client: Any = None
@@ -338,18 +353,12 @@ def watched(cls: type) -> type:
                 found = msg.get("content", {}).get("user_expressions", {}).get("r", {})
                 return found.get("data", {}).get("text/plain") if found.get("status") == "ok" else None
 
-        async def _async_cleanup_kernel(self) -> None:
+        def grading_close(self) -> None:
+            """Close the judge's client and thread, once the notebook has run."""
             if self.grading_thread is not None:
                 self.grading_thread.submit(self.grading_close_client).result(30)
                 self.grading_thread.shutdown(wait=True)
                 self.grading_thread = None
-            if self.km is not None and self.km.has_kernel and not await ensure_async(self.km.is_alive()):
-                self.grading_kernel_died = True
-                process = getattr(getattr(self.km, "provisioner", None), "process", None)
-                self.grading_exit_status = process.poll() if process is not None else None
-            await super()._async_cleanup_kernel()
-
-        _cleanup_kernel = sync(_async_cleanup_kernel)
 
     Watched.__name__ = cls.__name__
     Watched.__qualname__ = cls.__qualname__
@@ -448,7 +457,6 @@ def execute(task: Task) -> Outcome:
             }
             for _, cls in executors(config):
                 pp = watched(cls)(config=config)
-                pp.grading_kernel_died = False
                 pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
                 pp.grading_output_limit = task.limits.output
                 pp.grading_reply_limit = task.limits.output
@@ -465,13 +473,14 @@ def execute(task: Task) -> Outcome:
                     nb, resources = pp(nb, resources)
                 finally:
                     timer.cancel()
+                    pp.grading_close()
                 outcome.timeouts += timed_out(nb, pp.error_on_timeout)
-                outcome.kernel_died = outcome.kernel_died or pp.grading_kernel_died
+                outcome.kernel_died = outcome.kernel_died or kernel_died(nb)
                 if task.bwrap:
                     pp.grading_limit = (
                         (room.reason if room is not None else None)
                         or pp.grading_limit
-                        or over_limit(nb, task.limits, pp.grading_exit_status)
+                        or over_limit(nb, task.limits, None)
                     )
                 if pp.grading_limit is not None:
                     outcome.error = f"the notebook {pp.grading_limit}"
