@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient import NotebookClient
@@ -65,6 +66,7 @@ class Task:
     cli_config: dict[str, Any]
     bwrap: str | None = None  # the sandbox program; None runs the kernel unconfined (--unsafe)
     limits: Limits = field(default_factory=Limits)
+    setups: tuple[str, ...] = ()  # the instructor's locked set-up cells (from the gradebook), for the judge
 
 
 @dataclass
@@ -140,6 +142,25 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
 
     Sandboxed.__name__ = base.__name__
     return Sandboxed
+
+
+def without_hidden_tests(source: str, config: Config | None = None) -> str:
+    """A check's text without its hidden tests, cut as nbgrader's ``ClearHiddenTests`` (as configured) cuts them.
+
+    >>> without_hidden_tests("a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3")
+    'a = 1\nc = 3'
+    """
+    clear = ClearHiddenTests(config=config or Config())
+    begin, end = clear.begin_test_delimeter, clear.end_test_delimeter
+    kept, hidden = [], False
+    for line in source.splitlines():
+        if begin in line:
+            hidden = True
+        elif end in line:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def cell_role(cell: Any) -> str:
@@ -219,6 +240,7 @@ def watched(cls: type) -> type:
         grading_client: Any = None
         grading_thread: concurrent.futures.ThreadPoolExecutor | None = None
         grading_files: dict[str, bytes]
+        grading_setups: tuple[str, ...] = ()
         grading_judge_folder: Path
         grading_reply_limit: int = 16 << 20
 
@@ -238,14 +260,15 @@ def watched(cls: type) -> type:
 
         start_new_kernel_client = sync(async_start_new_kernel_client)
 
-        def output(self, outs: list[Any], msg: dict[str, Any], display_id: Any, cell_index: int) -> Any:
+        def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
+            """Every message of a cell counts against ``--output`` (outputs, display updates, streams alike)."""
             if self.grading_limit is not None:
                 return None
             self.grading_output_bytes += len(json.dumps(msg.get("content", {})))
             if self.grading_output_limit and self.grading_output_bytes > self.grading_output_limit:
                 self.stop(f"printed more than {shown(self.grading_output_limit)} of output (--output)")
                 return None
-            return super().output(outs, msg, display_id, cell_index)
+            return super().process_message(msg, cell, cell_index)
 
         def stop(self, reason: str) -> None:
             """Kill the kernel (safe from any thread); the notebook then ends as after a kernel death."""
@@ -264,13 +287,15 @@ def watched(cls: type) -> type:
             self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True
         ) -> Any:
             role = cell_role(cell)
-            if role == "kernel" or not cell.source.strip():
+            if role in ("kernel", "setup") or not cell.source.strip():
                 return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-            if role == "setup":
-                cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-                await self.grading_in_judge(lambda judge: judge.setup(cell.source))
-                return cell
             if role == "check":
+                # the kernel runs the check's visible part, as the student's own run did (a later cell may use
+                # a name it defines); what it prints or raises is dropped: the judge's run decides the cell
+                visible = nbformat.from_dict(
+                    {**cell, "source": without_hidden_tests(cell.source, self.config), "outputs": []}
+                )
+                await super().async_execute_cell(visible, cell_index, execution_count, False)
                 outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source))
             else:
                 message = "this test cell is not locked in the source notebook, so it is not run; it scores 0"
@@ -308,6 +333,8 @@ def watched(cls: type) -> type:
 
             if self.grading_judge is None:
                 self.grading_judge = Judge.for_files(ask, self.grading_files, self.grading_judge_folder)
+                for source in self.grading_setups:
+                    self.grading_judge.setup(source)
             self.grading_judge.ask = ask
             return await loop.run_in_executor(self.grading_thread, work, self.grading_judge)
 
@@ -325,6 +352,8 @@ def watched(cls: type) -> type:
                 client = BlockingKernelClient()
                 client.load_connection_info(self.km.get_connection_info(session=False))
                 client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+                # a reply over the limit is never read: ZeroMQ drops the connection, and the request times out
+                client.shell_channel.socket.setsockopt(zmq.MAXMSGSIZE, self.grading_reply_limit)
                 self.grading_client = client
             msg_id = self.grading_client.execute(
                 "",
@@ -397,6 +426,8 @@ def over_limit(nb: Any, limits: Limits, exit_status: int | None) -> str | None:
     if exit_status is not None and exit_status in {128 + signal.SIGXCPU, -signal.SIGXCPU}:
         return reason("cpu")
     for cell in nb.cells:
+        if cell_role(cell) == "check":  # a check's error is the judge's verdict on one value, not the kernel's
+            continue
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 text = f"{out.get('ename', '')}: {out.get('evalue', '')}"
@@ -461,6 +492,7 @@ def execute(task: Task) -> Outcome:
                 pp.grading_output_limit = task.limits.output
                 pp.grading_reply_limit = task.limits.output
                 pp.grading_files = task.files
+                pp.grading_setups = task.setups
                 pp.grading_judge_folder = root / "judge"
                 if room is not None:
                     pp.grading_sandboxed = True

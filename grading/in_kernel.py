@@ -21,6 +21,7 @@ Example
 from __future__ import annotations
 
 import json
+import numbers
 import sys
 from typing import Any
 
@@ -64,6 +65,8 @@ def encode(value: Any, depth: int = 0) -> list[Any]:
         return ["f", float(value)]
     if isinstance(value, str):
         return ["s", str(value)]
+    if isinstance(value, numbers.Real):  # a Fraction, say: a real number, sent as its float value
+        return ["f", float(value)]
     if numpy is not None and isinstance(value, numpy.ndarray):
         kind = _KINDS.get(value.dtype.kind)
         if kind is None:

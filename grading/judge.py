@@ -444,12 +444,17 @@ class Judge:
     def setup(self, source: str) -> None:
         """Run a locked set-up cell (constants, imports of ``isclose`` and ``hint``) in the judge's namespace.
 
+        The grader runs every set-up cell of the instructor's notebook (from the gradebook)
+        before the first check, whatever the submission did with its copies.
+
         Its failures are the instructor's to see, not the student's: they are raised.
         """
         outputs = self._run(source)
         errors = [o for o in outputs if o["output_type"] == "error"]
         if errors:
             raise RuntimeError(f"a locked set-up cell fails in the grader: {errors[0]['evalue']}")
+        # every name it left defined (``import *`` and ``:=`` included) is the instructor's, never the kernel's
+        self._trusted |= set(self.namespace)
 
     def check(self, source: str) -> list[dict[str, Any]]:
         """Run one graded check; return the cell's outputs as nbgrader reads them (an ``error`` output fails it).

@@ -226,8 +226,20 @@ def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int |
     return Plan(submissions, skipped, shipped, config_files, cli_config(app, timeout))
 
 
+def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[str, ...]:
+    """The text of the instructor's locked set-up cells of a notebook (locked code cells that are neither a test
+    nor an answer), in order, as the gradebook holds them: what the judge runs before any check."""
+    with Gradebook(db_url) as gb:
+        nb = gb.find_notebook(notebook, assignment)
+        not_setup = {c.name for c in nb.grade_cells} | {c.name for c in nb.solution_cells}
+        return tuple(
+            c.source for c in nb.source_cells if c.locked and c.cell_type == "code" and c.name not in not_setup
+        )
+
+
 def tasks(grader: Grader, plan: Plan, bwrap: str | None, limits: Limits) -> Iterator[Planned | Refused | Skipped]:
     """Each notebook of the plan, sanitized and made into a task, or refused with a one-line reason."""
+    setups: dict[tuple[str, str], tuple[str, ...]] = {}
     for assignment_id, student, todo in plan.submissions:
         grader.notebooks = todo
         try:
@@ -246,6 +258,8 @@ def tasks(grader: Grader, plan: Plan, bwrap: str | None, limits: Limits) -> Iter
             except Exception as err:  # noqa: BLE001 - e.g. a file that is not a notebook
                 yield Refused(student, notebook, one_line(err))
                 continue
+            if (assignment_id, notebook) not in setups:
+                setups[assignment_id, notebook] = setup_cells(grader.coursedir.db_url, assignment_id, notebook)
             task = Task(
                 student,
                 assignment_id,
@@ -256,5 +270,6 @@ def tasks(grader: Grader, plan: Plan, bwrap: str | None, limits: Limits) -> Iter
                 plan.cli_config,
                 bwrap,
                 limits,
+                setups[assignment_id, notebook],
             )
             yield Planned(task, resources)
