@@ -10,6 +10,7 @@ Usage::
     python tools/editions.py build ko zh      # after the English build (make book does both)
     python tools/editions.py update-po        # after editing English prose: refresh every .po
     python tools/editions.py exercises        # write solutions/rooflines-<lang>/ from the .po files
+    python tools/editions.py notebooks        # write editions/<lang>/book/*.ipynb from the .po files
 
 The exercises are translated the same way: one ``.po`` per notebook under
 ``locales/<lang>/LC_MESSAGES/exercises/`` (one message per markdown cell, its nbgrader
@@ -99,7 +100,78 @@ def build(language: str) -> Path:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(work / "_build" / "html", target)
+    _edition_sources(language, target)
     return target
+
+
+NOTEBOOKS = ROOT / "editions"
+
+
+def _page_messages(language: str, page: str) -> list[tuple[str, str]]:
+    """``(English, translation)`` of a chapter's messages and its problems' titles, longest first."""
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog
+
+    found = {english: text for (_, english), text in catalog(language, f"book/{page}").items() if text}
+    found |= {english: text for (context, english), text in catalog(language, "pasted").items() if context == "title"}
+    return sorted(found.items(), key=lambda item: -len(item[0]))
+
+
+def translate_markdown(source: str, translations: list[tuple[str, str]]) -> str:
+    """A markdown cell with each translated message put in place of its English (line breaks may differ)."""
+    for english, text in translations:
+        words = english.split()
+        if not words:
+            continue
+        pattern = r"(?<![\w])" + r"\s+".join(map(re.escape, words)) + r"(?![\w])"
+        source = re.sub(pattern, lambda _m, text=text: text, source)
+    return source
+
+
+def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
+    """A chapter as a notebook in an edition's language: its markdown translated, its code unchanged."""
+    import jupytext
+
+    nb = jupytext.read(page)
+    translations = _page_messages(language, page.stem)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            source = translate_markdown(cell.source, translations)
+            cell.source = re.sub(r"(github\.com/[^/\s]+/[^/\s]+/blob/[^/\s]+/(?:exercises|solutions)/rooflines)/", rf"\1-{language}/", source)
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def chapters() -> list[Path]:
+    """The book's pages, as ``_toc.yml`` lists them."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    names = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
+    return [ROOT / f"{name}.md" for name in names]
+
+
+def write_notebooks(languages: tuple[str, ...] = LANGUAGES, target: Path = NOTEBOOKS) -> None:
+    """Write ``editions/<lang>/book/<page>.ipynb``: what an edition's Colab and Binder buttons open."""
+    for language in languages:
+        folder = target / language / "book"
+        folder.mkdir(parents=True, exist_ok=True)
+        for page in chapters():
+            nbformat.write(chapter_notebook(language, page), folder / f"{page.stem}.ipynb")
+
+
+def _edition_sources(language: str, html: Path) -> None:
+    """The download buttons of an edition serve its own notebook and source, not the English ones."""
+    import jupytext
+
+    sources = html / "_sources" / "book"
+    for page in chapters():
+        nb = chapter_notebook(language, page)
+        if (sources / f"{page.stem}.ipynb").exists():
+            nbformat.write(nb, sources / f"{page.stem}.ipynb")
+        if (sources / f"{page.stem}.md").exists():
+            english = jupytext.read(page)
+            nb.metadata = english.metadata
+            jupytext.write(nb, sources / f"{page.stem}.md", fmt="md:myst")
 
 
 def update_po() -> None:
@@ -299,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     p_build.add_argument("languages", nargs="*", default=list(LANGUAGES), choices=LANGUAGES)
     sub.add_parser("update-po", help="refresh every .po under locales/ from the English pages and exercises")
     sub.add_parser("exercises", help="write solutions/rooflines-<lang>/ and feedback.csv's language columns")
+    sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb, the chapters the launch buttons open")
     args = parser.parse_args(argv)
     if args.command == "build":
         for language in args.languages:
@@ -308,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         update_figure_po()
         update_pasted_po()
         update_exercise_po()
+    elif args.command == "notebooks":
+        write_notebooks()
     else:
         missing = write_exercises()
         for item in missing:

@@ -253,6 +253,281 @@ class TranslateExerciseTitles(SphinxPostTransform):
                 LOGGER.warning("exercise title %r has no %s translation in pasted.po", english, lang, location=node)
 
 
+# --- the site around the text: theme strings, title, footer, launch buttons ---------------------
+
+# Message domains whose strings an edition's ``theme.po`` translates first (Sphinx's and the themes'
+# own catalogs stay behind it, for everything it does not name).
+THEME_DOMAINS = ("sphinx", "booktheme", "togglebutton", "exercise")
+ATTRIBUTES = ("title", "aria-label", "placeholder", "data-bs-title", "data-bs-original-title", "alt")
+
+
+@functools.cache
+def theme_catalog(lang: str) -> dict[str, str]:
+    """English interface string -> this edition's, from ``locales/<lang>/LC_MESSAGES/theme.po``."""
+    return {english: text for (context, english), text in _catalog(lang, "theme").items() if context is None}
+
+
+def _theme_translations(app: Sphinx, config: Any) -> None:
+    """Put ``theme.po`` in front of Sphinx's, the themes' and the extensions' own translations.
+
+    Their catalogs miss strings (``Color mode``) or word them for another region (Traditional
+    Chinese ``列印``); a string ``theme.po`` names is taken from it, any other from theirs.
+    The configuration values built from interface words (title, author, search box, toggle hints)
+    are set here too.
+    """
+    import gettext
+    import io
+
+    from babel.messages.catalog import Catalog
+    from babel.messages.mofile import write_mo
+    from sphinx import locale
+
+    lang = edition(config)
+    if lang == "en":
+        return
+    words = theme_catalog(lang)
+    catalog = Catalog(locale=lang)
+    for english, text in words.items():
+        catalog.add(english, text)
+    data = io.BytesIO()
+    write_mo(data, catalog)
+    for domain in THEME_DOMAINS:
+        ours = gettext.GNUTranslations(io.BytesIO(data.getvalue()))
+        theirs = locale.translators.get(("general", domain))
+        if theirs is not None and theirs.__class__ is not gettext.NullTranslations:
+            ours.add_fallback(theirs)
+        locale.translators[("general", domain)] = ours
+        if domain == "sphinx":
+            app.translator = ours  # what the HTML templates' _() reads
+    title = words.get(config.html_title or "", config.html_title)
+    config.html_title = config.project = title
+    config.author = words.get(config.author, config.author)
+    config.html_theme_options = {**(config.html_theme_options or {})}
+    config.html_theme_options["search_bar_text"] = words.get("Search this book...", "Search this book...")
+    config.togglebutton_hint = words.get("Click to show", "Click to show")
+    config.togglebutton_hint_hide = words.get("Click to hide", "Click to hide")
+
+
+def _edition_path(lang: str, path: str) -> str:
+    """A repository path in this edition: a chapter's translated notebook, an edition's assignment."""
+    if re.fullmatch(r"book/[\w-]+\.(?:md|ipynb)", path):
+        return f"editions/{lang}/{path.rsplit('.', 1)[0]}.ipynb"
+    return re.sub(r"^(exercises|solutions)/rooflines/", rf"\1/rooflines-{lang}/", path)
+
+
+class EditionLinks(SphinxPostTransform):
+    """Send a reader of an edition to its own files: ``exercises/rooflines/`` becomes ``rooflines-<lang>/``."""
+
+    default_priority = 900
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        for node in self.document.findall(nodes.reference):
+            uri = node.get("refuri", "")
+            found = re.match(r"(https://github\.com/[^/]+/[^/]+/(?:blob|tree)/[^/]+/)(.+)$", uri)
+            if found:
+                node["refuri"] = found.group(1) + _edition_path(lang, found.group(2))
+
+
+def _localise_html(html: str, lang: str) -> str:
+    """An edition's page with its interface words, launch buttons and exercise titles in its language."""
+    words = theme_catalog(lang)
+    head, sep, rest = html.partition("<article")
+    body, sep2, tail = rest.partition("</article>")
+
+    def attribute(match: re.Match) -> str:
+        value = match.group(3)
+        return f'{match.group(1)}={match.group(2)}{words.get(value, value)}{match.group(2)}'
+
+    def text(match: re.Match) -> str:
+        value = match.group(2)
+        return f"{match.group(1)}{words.get(value, value)}{match.group(3)}"
+
+    pattern_attr = re.compile(r'(\b(?:%s))=(["\'])([^"\'<>]*)\2' % "|".join(map(re.escape, ATTRIBUTES)))
+    pattern_text = re.compile(r"(>\s*)([^<>]*?[A-Za-z][^<>]*?)(\s*<)")
+
+    def outside(part: str) -> str:
+        return pattern_text.sub(text, pattern_attr.sub(attribute, part))
+
+    head, tail = outside(head), outside(tail)
+    body = pattern_attr.sub(attribute, body)
+    author = words.get("The Roofline Course contributors", "")
+    head = re.sub(
+        r'(<p class="component-author">).*?(</p>)',
+        lambda m: m.group(1) + "\n" + words.get("By {author}", "By {author}").format(author=author) + "\n" + m.group(2),
+        head,
+        flags=re.S,
+    )
+    tail = re.sub(
+        r'(<p class="component-author">).*?(</p>)',
+        lambda m: m.group(1) + "\n" + words.get("By {author}", "By {author}").format(author=author) + "\n" + m.group(2),
+        tail,
+        flags=re.S,
+    )
+    # launch buttons: the chapter's translated notebook in the repository
+    page = lambda m: m.group(1) + _edition_path(lang, m.group(2))  # noqa: E731
+    head = re.sub(r"(colab\.research\.google\.com/github/[^\"']+?/blob/[^/\"']+/)(book/[\w-]+\.(?:md|ipynb))", page, head)
+    head = re.sub(r"(mybinder\.org/v2/gh/[^\"']+?urlpath=tree/)(book/[\w-]+\.(?:md|ipynb))", page, head)
+    # a solution's title: "Solution to" + the exercise's title, in this language's order
+    solution = words.get("Solution to {exercise}", "")
+    marker = words.get("Solution to", "")
+
+    def solution_title(match: re.Match) -> str:
+        link = f"{match.group(1)}{match.group(2).strip()}</a>"
+        return '<p class="admonition-title">' + solution.format(exercise=link) + "</p>"
+
+    if solution and marker:
+        body = re.sub(
+            r'<p class="admonition-title">%s\s*(<a class="reference internal" href="[^"]*">)(.*?)</a>\s*</p>'
+            % re.escape(marker),
+            solution_title,
+            body,
+            flags=re.S,
+        )
+    if lang == "zh":  # full-width brackets around a Chinese title: 练习 1（int8 矩阵乘法）
+        body = re.sub(
+            r'(<p class="admonition-title">.*?</p>)',
+            lambda m: re.sub(r" \(([^()<>]*)\)", r"（\1）", m.group(1)),
+            body,
+            flags=re.S,
+        )
+        body = re.sub(r'(<span class="caption-number">[^<]*?) (</span>（)', r"\1\2", body)
+    return head + sep + body + sep2 + tail
+
+
+def _accessible_html(html: str) -> str:
+    """Fix the theme's two WCAG 2.1 failures: names that do not contain the visible label.
+
+    The search button is named "Search" but shows "Search Ctrl+K"; its visible text names it.
+    The colour-mode button's icons carry titles ("Light"), which the icon font turns into text that is
+    not part of the button's name ("Color mode"); the button's tooltip already says what it does.
+    """
+    html = re.sub(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"', r"\1", html)
+    html = re.sub(r'<i class="theme-switch [^>]*>', lambda m: re.sub(r'\s+title="[^"]*"', "", m.group(0)), html)
+    return html
+
+
+def _finish_pages(app: Sphinx, exception: Exception | None) -> None:
+    """Rewrite every built page: the theme's accessibility fixes, and an edition's own words."""
+    if exception is not None or app.builder.format != "html":
+        return
+    lang = edition(app)
+    for path in Path(app.outdir).rglob("*.html"):
+        html = path.read_text(encoding="utf-8")
+        new = _accessible_html(html)
+        if lang != "en":
+            new = _localise_html(new, lang)
+        if new != html:
+            path.write_text(new, encoding="utf-8")
+
+
+# --- search in each edition's language ---------------------------------------------------------
+
+# Korean particles (조사) and copula endings that follow a noun, longest first: 강도가, 강도는 and
+# 강도를 are all the word 강도. The index holds each word as written and without its particle;
+# a query word is looked up as typed, then without its particle.
+KOREAN_PARTICLES = sorted(
+    """에서부터 으로부터 이라는 이라고 이라면 이지만 이므로 에서는 에서도 에서의 에게서 으로는 으로도 으로서 으로써
+    으로의 로부터 에게는 과는 와는 과의 와의 과도 와도 에서 에게 에는 에도 에의 으로 로는 로도 로서 로써 로의 라는
+    라고 라면 이다 이며 이고 이면 이나 이란 이든 까지 부터 처럼 보다 만큼 마다 조차 밖에 대로 이랑 하고 의 은 는 이
+    가 을 를 에 와 과 도 만 로 나 란 며 랑""".split(),
+    key=len,
+    reverse=True,
+)
+HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
+
+
+def korean_stems(word: str) -> list[str]:
+    """``word`` without each particle it may end in (강도가 -> [강도]); at least one syllable is kept."""
+    return [word[: -len(p)] for p in KOREAN_PARTICLES if word.endswith(p) and len(word) > len(p)]
+
+
+# The query side, in the browser: a Korean word unknown to the index is looked up without its
+# particle; a Chinese run of characters is cut into the longest words the index knows, the way
+# jieba cut the pages (什么是算术强度 -> 算术强度), leaving out words that only ask the question.
+SPLITTER_JS = r"""
+var EDITION_PARTICLES = %(particles)s;
+var EDITION_QUESTION_WORDS = new Set(%(question_words)s);
+var splitQuery = (query) => {
+  const index = (typeof Search !== "undefined" && Search._index) || {};
+  const known = (w) => [index.terms, index.titleterms].some(
+    (t) => t && Object.prototype.hasOwnProperty.call(t, w.toLowerCase()));
+  const out = [];
+  const words = query.split(/[^\p{Letter}\p{Number}_\p{Emoji_Presentation}]+/gu).filter((t) => t);
+  for (const word of words) {
+    for (const run of word.match(/[\u3400-\u9fff\uf900-\ufaff]+|[\uac00-\ud7a3]+|[^\u3400-\u9fff\uf900-\ufaff\uac00-\ud7a3]+/gu)) {
+      if (/^[\uac00-\ud7a3]+$/.test(run)) {
+        const stems = EDITION_PARTICLES.filter((p) => run.endsWith(p) && run.length > p.length)
+          .map((p) => run.slice(0, run.length - p.length));
+        out.push(known(run) ? run : (stems.find(known) || run));
+      } else if (/^[\u3400-\u9fff\uf900-\ufaff]+$/.test(run)) {
+        let i = 0;
+        while (i < run.length) {
+          let j = run.length;
+          while (j > i + 1 && !known(run.slice(i, j))) j--;
+          const piece = run.slice(i, j);
+          if (known(piece) && !EDITION_QUESTION_WORDS.has(piece)) out.push(piece);
+          else if (j - i > 1 && !EDITION_QUESTION_WORDS.has(piece)) out.push(piece);
+          i = j;
+        }
+      } else {
+        out.push(run);
+      }
+    }
+  }
+  return out;
+};
+"""
+CHINESE_QUESTION_WORDS = ["什么", "什么是", "为什么", "怎么", "怎样", "如何", "哪些", "哪个", "多少", "是否", "是不是"]
+
+
+def _splitter() -> str:
+    import json
+
+    return SPLITTER_JS % {
+        "particles": json.dumps(KOREAN_PARTICLES, ensure_ascii=False),
+        "question_words": json.dumps(CHINESE_QUESTION_WORDS, ensure_ascii=False),
+    }
+
+
+def _search_languages() -> None:
+    """Register the Korean and Chinese search languages with Sphinx (it has no Korean one)."""
+    from sphinx import search
+    from sphinx.search.en import SearchEnglish
+    from sphinx.search.zh import SearchChinese
+
+    class SearchKorean(SearchEnglish):
+        """English words stemmed as in English; each Korean word indexed as written and without its particle."""
+
+        lang = "ko"
+        language_name = "Korean"
+        js_splitter_code = _splitter()
+        js_stemmer_code = (
+            SearchEnglish.js_stemmer_code
+            + "\nvar EnglishStemmer = Stemmer;\n"
+            + "Stemmer = function () { const en = new EnglishStemmer();"
+            + " this.stemWord = (w) => (/[\\uac00-\\ud7a3]/.test(w) ? w : en.stemWord(w)); };\n"
+        )
+
+        def split(self, input: str) -> list[str]:
+            words = super().split(input)
+            return words + [stem for word in words if HANGUL_WORD.fullmatch(word) for stem in korean_stems(word)]
+
+        def stem(self, word: str) -> str:
+            return word if HANGUL_WORD.search(word) else super().stem(word)
+
+    class SearchChineseSegmented(SearchChinese):
+        """jieba for the pages (as Sphinx does), and the same words found in a query by the browser."""
+
+        js_splitter_code = _splitter()
+
+    search.languages["ko"] = SearchKorean
+    search.languages["zh"] = SearchChineseSegmented
+
+
 # --- the glossary ------------------------------------------------------------------------
 
 
@@ -329,10 +604,13 @@ def _switcher(app: Sphinx, pagename: str, templatename: str, context: dict[str, 
 CSS = """
 .edition-switcher ul { list-style: none; display: flex; gap: 0.8em; justify-content: flex-end; margin: 0 0 0.5em; padding: 0; font-size: 0.9em; }
 .edition-switcher a[aria-current="page"] { font-weight: bold; text-decoration: none; }
+/* links inside a coloured admonition: the theme's link blue is 4.3:1 on the pale blue, under WCAG's 4.5:1 */
+html[data-theme="light"] .admonition a, html[data-theme="light"] div.admonition a { color: #0a4fb3; }
 """
 
 
 def _write_css(app: Sphinx, exception: Exception | None) -> None:
+    _finish_pages(app, exception)
     if exception is None and app.builder.format == "html":
         target = Path(app.outdir) / "_static" / "editions.css"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -341,6 +619,7 @@ def _write_css(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
+    _search_languages()
     app.setup_extension("myst_nb")  # its glue domain first, then our roles over it
     app.add_role_to_domain("glue", "text", TranslatedPasteText(), override=True)
     app.add_role_to_domain("glue", "", TranslatedPasteAny(), override=True)
@@ -351,6 +630,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_post_transform(TranslatePastedText)
     app.add_post_transform(TranslateExerciseTitles)
     app.connect("config-inited", _chinese_search_words)
+    app.connect("config-inited", _theme_translations, priority=400)  # before extensions read their words
+    app.add_post_transform(EditionLinks)
     app.connect("html-page-context", _switcher)
     app.connect("build-finished", _write_css)
     app.add_css_file("editions.css")
