@@ -372,3 +372,80 @@ def test_first_use_of_a_term_on_a_page_gives_the_english(lang: str):
                 if _english(row).lower() not in m.string.lower():
                     missing.append(f"{catalog.stem}: {term} ({_english(row)}) in {m.string[:40]!r}")
     assert not missing, f"{lang}: {len(missing)} first uses without the English term, e.g.\n" + "\n".join(missing[:10])
+
+
+# ----------------------------------------------------------------------------- a student's paths
+
+
+def _soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_links_and_buttons_lead_to_the_editions_own_files(lang: str):
+    """Exercise links, Colab and Binder open the edition's notebooks; the download buttons serve its sources."""
+    _require_build()
+    for page in _pages(lang):
+        soup = _soup(page)
+        hrefs = [a.get("href", "") for a in soup.select("a[href]")]
+        english = [h for h in hrefs if re.search(r"/(exercises|solutions)/rooflines/", h)]
+        assert not english, f"{lang}/{page.name}: links to the English assignment: {english[:2]}"
+        launch = [h for h in hrefs if "colab.research.google.com" in h or "mybinder.org" in h]
+        assert launch or not (HTML / lang / "_sources" / "book" / f"{page.stem}.ipynb").exists(), (
+            f"{lang}/{page.name}: a notebook page without launch buttons"
+        )
+        for href in launch:
+            path = re.search(r"(editions/\w+/book/[\w-]+\.ipynb)$", href)
+            assert path and path.group(1).startswith(f"editions/{lang}/"), f"{lang}/{page.name}: {href}"
+            assert (ROOT / path.group(1)).is_file(), f"{lang}/{page.name}: {path.group(1)} is not in the repository"
+    script = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}[lang]
+    for source in sorted((HTML / lang / "_sources" / "book").glob("*.*")):
+        text = source.read_text(encoding="utf-8")
+        if source.suffix == ".ipynb":
+            nb = nbformat.reads(text, as_version=4)
+            text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        else:
+            text = re.sub(r"```\{code-cell\}.*?```", " ", text, flags=re.S)
+        native, english = len(re.findall(script, prose(text))), len(re.findall(r"\b[a-z]{4,}\b", prose(text)))
+        assert native > 5 * english, f"{lang}: the download {source.name} is not in the edition's language"
+
+
+def test_edition_notebooks_are_in_sync_with_their_catalogs(tmp_path: Path):
+    """editions/<lang>/book/*.ipynb (what Colab and Binder open) is what `tools/editions.py notebooks` writes."""
+    editions.write_notebooks(target=tmp_path)
+    for lang in LANGS:
+        fresh = sorted((tmp_path / lang / "book").glob("*.ipynb"))
+        committed = sorted((ROOT / "editions" / lang / "book").glob("*.ipynb"))
+        assert [p.name for p in fresh] == [p.name for p in committed], f"{lang}: run `python tools/editions.py notebooks`"
+        for new in fresh:
+            old = ROOT / "editions" / lang / "book" / new.name
+            assert new.read_bytes() == old.read_bytes(), f"editions/{lang}/book/{new.name} is out of date"
+            nb = nbformat.read(new, as_version=4)
+            english = [c.source for c in nb.cells if c.cell_type == "markdown" and "exercises/rooflines/" in c.source]
+            assert not english, f"{lang}/{new.name}: a link to the English assignment"
+
+
+# Words an interface may keep in English: product names, keys, file types.
+INTERFACE_ENGLISH = {"Binder", "Colab", "Ctrl", "PDF", "JavaScript", "FLOPs", "ipynb", "pdf", "html"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_interface_around_the_text_is_in_the_editions_language(lang: str):
+    """Theme words, tooltips, labels, search box, site title and footer: no English left."""
+    from bs4 import Comment
+
+    _require_build()
+    title = {"ko": "루프라인 강좌", "zh": "屋顶线课程"}[lang]
+    for page in [*_pages(lang), HTML / lang / "search.html"]:
+        soup = _soup(page)
+        assert soup.title.get_text().endswith(title), f"{lang}/{page.name}: <title> {soup.title.get_text()!r}"
+        for tag in soup.select("article, script, style, noscript"):
+            tag.decompose()
+        left = set()
+        for tag in soup.find_all(True):
+            for attribute in ("title", "aria-label", "placeholder", "data-bs-title", "alt"):
+                left |= {w for w in re.findall(r"[A-Za-z]{3,}", tag.get(attribute) or "") if w not in INTERFACE_ENGLISH}
+        for text in soup.find_all(string=True):
+            if not isinstance(text, Comment):
+                left |= {w for w in re.findall(r"[A-Za-z]{3,}", text) if w not in INTERFACE_ENGLISH}
+        assert not left, f"{lang}/{page.name}: English words in the interface: {sorted(left)[:10]}"

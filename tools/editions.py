@@ -134,7 +134,8 @@ def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
 
     nb = jupytext.read(page)
     translations = _page_messages(language, page.stem)
-    for cell in nb.cells:
+    for number, cell in enumerate(nb.cells):
+        cell.id = f"{page.stem}-{number}"  # the same notebook every time it is written
         if cell.cell_type == "markdown":
             source = translate_markdown(cell.source, translations)
             cell.source = re.sub(r"(github\.com/[^/\s]+/[^/\s]+/blob/[^/\s]+/(?:exercises|solutions)/rooflines)/", rf"\1-{language}/", source)

@@ -178,7 +178,8 @@ def _chinese_search_words(app: Sphinx, config: Any) -> None:
     path = Path(app.doctreedir) / "jieba-glossary.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{word} 100 n\n" for word in sorted(words)), encoding="utf-8")
-    config.html_search_options = {**(config.html_search_options or {}), "dict": str(path)}
+    single = " ".join(sorted(word for word in words if len(word) == 1))
+    config.html_search_options = {**(config.html_search_options or {}), "dict": str(path), "single_words": single}
 
 
 @functools.cache
@@ -438,6 +439,7 @@ KOREAN_PARTICLES = sorted(
     reverse=True,
 )
 HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
+SCRIPT_RUN = re.compile(r"[\uac00-\ud7a3]+|[^\uac00-\ud7a3]+")
 
 
 def korean_stems(word: str) -> list[str]:
@@ -513,8 +515,17 @@ def _search_languages() -> None:
         )
 
         def split(self, input: str) -> list[str]:
-            words = super().split(input)
-            return words + [stem for word in words if HANGUL_WORD.fullmatch(word) for stem in korean_stems(word)]
+            words = []
+            for token in super().split(input):  # FLOPs는 -> FLOPs (a particle glued to a Latin word is dropped)
+                runs = SCRIPT_RUN.findall(token)
+                for i, run in enumerate(runs):
+                    if HANGUL_WORD.fullmatch(run):
+                        if i and run in KOREAN_PARTICLES:
+                            continue
+                        words += [run, *korean_stems(run)]
+                    else:
+                        words.append(run)
+            return words
 
         def stem(self, word: str) -> str:
             return word if HANGUL_WORD.search(word) else super().stem(word)
@@ -523,6 +534,17 @@ def _search_languages() -> None:
         """jieba for the pages (as Sphinx does), and the same words found in a query by the browser."""
 
         js_splitter_code = _splitter()
+
+        def init(self, options: dict[str, str]) -> None:
+            super().init(options)
+            self.single = set(options.get("single_words", "").split())
+
+        def word_filter(self, stemmed_word: str) -> bool:
+            return len(stemmed_word) > 1 or stemmed_word in self.single  # 块 (tile) is a word on its own
+
+        def stem(self, word: str) -> str:
+            # a Latin word is stemmed as the browser stems the query (OPs -> op), whatever its length
+            return self.stemmer.stemWord(word.lower()) if self.latin1_letters.fullmatch(word) else word.lower()
 
     search.languages["ko"] = SearchKorean
     search.languages["zh"] = SearchChineseSegmented
