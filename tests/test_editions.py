@@ -48,6 +48,7 @@ _PLACEHOLDER = re.compile(
     r"(?<![{A-Za-z\\])\{[A-Za-z_]\w*(?:![rsa])?(?::[^{}]*)?\}(?![}`])"
 )  # not \text{...}, not a role
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_FRACTION = re.compile(r"(?<![\d.])1/(?=\{)")
 _ENGLISH_WORD = re.compile(r"\b[A-Za-z]*[a-z][A-Za-z]*\b")
 UNITS = {"FLOPs", "TFLOPs", "GFLOPs", "OPs", "TOPs", "bytes", "byte"}
 
@@ -134,10 +135,13 @@ def test_translations_keep_every_glued_value_formula_and_name(lang: str, catalog
 @pytest.mark.parametrize("catalog", CATALOGS, ids=str)
 def test_no_number_is_typed_into_a_translation(lang: str, catalog: Path):
     """Numbers come from glue roles and the English text; a translation adds none of its own."""
+    def numbers(text: str) -> set[str]:
+        return set(_NUMBER.findall(_FRACTION.sub("", text)))  # "1/{0}" writes "{0} times below" as a fraction
+
     typed = [
-        (m.id[:60], sorted(set(_NUMBER.findall(prose(m.string))) - set(_NUMBER.findall(m.id))))
+        (m.id[:60], sorted(numbers(prose(m.string)) - numbers(m.id)))
         for m in messages(lang, catalog)
-        if m.string and not set(_NUMBER.findall(prose(m.string))) <= set(_NUMBER.findall(m.id))
+        if m.string and not numbers(prose(m.string)) <= numbers(m.id)
     ]
     assert not typed, f"{lang}/{catalog}: numbers not in the English message: {typed[:4]}"
 
@@ -245,14 +249,20 @@ def _require_build() -> None:
 def test_each_page_pastes_exactly_the_english_values(lang: str):
     """One set of numbers: every glued value on a translated page is the English page's, one for one.
 
-    A glued phrase ("14 times below") is translated with its numbers kept: values compare by their numbers.
+    A glued phrase ("14 times below") is translated with its numbers kept: values compare by their numbers
+    (a fraction "1/14" written for "14 times below" counts as its 14).
     """
     _require_build()
     for page in sorted((HTML / "book").glob("*.html")):
         english = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         translated = BeautifulSoup((HTML / lang / "book" / page.name).read_text(encoding="utf-8"), "html.parser")
+        for box in translated.select(".edition-only"):  # an erratum about this edition's own source
+            box.decompose()
         values = [
-            Counter(tuple(sorted(localfigures.template(s.get_text())[1])) for s in soup.select(".pasted-text"))
+            Counter(
+                tuple(sorted(localfigures.template(re.sub(r"(?<![\d.])1/(?=\d)", "", s.get_text()))[1]))
+                for s in soup.select(".pasted-text")
+            )
             for soup in (english, translated)
         ]
         assert values[0] == values[1], (
@@ -449,3 +459,182 @@ def test_the_interface_around_the_text_is_in_the_editions_language(lang: str):
             if not isinstance(text, Comment):
                 left |= {w for w in re.findall(r"[A-Za-z]{3,}", text) if w not in INTERFACE_ENGLISH}
         assert not left, f"{lang}/{page.name}: English words in the interface: {sorted(left)[:10]}"
+
+
+# ----------------------------------------------------------------------------- one word per concept
+
+
+def usage() -> dict[str, dict[str, str]]:
+    with (ROOT / "book" / "glossary-usage.csv").open(encoding="utf-8", newline="") as fh:
+        return {row["en"]: row for row in csv.DictReader(fh)}
+
+
+def test_every_glossary_term_has_a_definition_in_every_language():
+    defined = usage()
+    for row in glossary():
+        for column in ("definition_en", "definition_ko", "definition_zh"):
+            text = (defined.get(row["en"]) or {}).get(column) or ""
+            assert text.strip(), f"book/glossary-usage.csv: {row['en']!r} has no {column}"
+            assert "$" not in text and "\\" not in text, f"{row['en']!r}: {column} is shown as plain text, no TeX"
+    assert set(defined) <= {row["en"] for row in glossary()}, "glossary-usage.csv names a term glossary.csv lacks"
+
+
+_UNTRANSLATED = re.compile(r"\$\$.*?\$\$|\$[^$]+\$|`[^`]*`|\{[\w:-]+\}`[^`]*`|\]\([^)]*\)|https?://\S+", re.S)
+
+
+def _student_texts(lang: str, mask: str = " ") -> list[tuple[str, str]]:
+    """``(where, text)`` of everything a reader of the edition reads: pages, exercises, feedback, figures.
+
+    The catalogs (pages, figure texts, glued phrases, exercise cells, feedback messages), the edition
+    notebooks (assignments and chapters) and the feedback catalogue's column, code and math left out.
+    """
+    texts = [
+        (f"{catalog}", m.string) for catalog in CATALOGS for m in messages(lang, catalog) if m.string
+    ]
+    for notebook in sorted((ROOT / "solutions" / f"rooflines-{lang}").glob("*.ipynb")) + sorted(
+        (ROOT / "editions" / lang / "book").glob("*.ipynb")
+    ):
+        nb = nbformat.read(notebook, as_version=4)
+        texts += [(notebook.name, c.source) for c in nb.cells if c.cell_type == "markdown"]
+    with (ROOT / "solutions" / "rooflines" / "feedback.csv").open(encoding="utf-8", newline="") as fh:
+        texts += [(f"feedback.csv {row['id']}", row[lang]) for row in csv.DictReader(fh)]
+    return [(where, _UNTRANSLATED.sub(mask, text)) for where, text in texts]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_glossary_term_drifts(lang: str):
+    """Each concept has one rendering: the ones glossary-usage.csv lists to avoid appear nowhere a student reads."""
+    avoid = {
+        row["en"]: [re.compile(p) for p in row[f"avoid_{lang}"].split("|") if p]
+        for row in usage().values()
+        if row[f"avoid_{lang}"].strip()
+    }
+    drift = [
+        f"{where}: {term!r} written {hit.group(0)!r} in …{text[max(0, hit.start() - 15) : hit.end() + 15]}…"
+        for where, text in _student_texts(lang)
+        for term, patterns in avoid.items()
+        for pattern in patterns
+        for hit in [pattern.search(text)]
+        if hit
+    ]
+    assert not drift, f"{lang}: {len(drift)} renderings the glossary avoids:\n" + "\n".join(drift[:12])
+
+
+# ----------------------------------------------------------------------------- typography
+
+_MASKED = re.compile(r"\$\$.*?\$\$|\$[^$]+\$|`[^`]*`|\{[\w:-]+\}`[^`]*`|\{\w*(?::[^{}]*)?\}", re.S)
+_CJK = r"[\u4e00-\u9fff]"
+CHINESE_TYPOGRAPHY = {
+    "a space after full-width punctuation": re.compile(r"[。，、；：？！）」』】》]\**[ \u00a0]+(?=\S)"),
+    "a space before full-width punctuation": re.compile(r"[^\s*][ \u00a0]+[。，、；：？！）」』】》]"),
+    "half-width punctuation between Chinese characters": re.compile(_CJK + r"[,;:?!]\s*" + _CJK),
+    "a space between a number and %": re.compile(r"[\dX][ \u00a0]+%"),
+}
+
+
+def _chinese_typography(text: str) -> list[str]:
+    return [
+        f"{name}: …{text[max(0, hit.start() - 10) : hit.end() + 10]}…"
+        for name, pattern in CHINESE_TYPOGRAPHY.items()
+        for hit in pattern.finditer(text)
+    ]
+
+
+def test_the_typography_check_notices_what_it_must():
+    assert _chinese_typography("计算。 然后") and _chinese_typography("计算,然后") and _chinese_typography("低 6 %")
+    assert _chinese_typography("是 X 。") and not _chinese_typography("是 X。然后（bf16）占 2 字节，约 6%。")
+
+
+def test_chinese_typography_in_catalogs_and_built_pages():
+    """No space after 。？ etc., no half-width ,;:?! between Chinese characters, no space before %."""
+    found = [f"{where}: {p}" for where, text in _student_texts("zh", "X") for p in _chinese_typography(_MASKED.sub("X", text))]
+    _require_build()
+    for page in _pages("zh"):
+        article = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find("article")
+        for tag in article.select("pre, script, .cell_output"):
+            tag.decompose()
+        for tag in article.select("code, .math, .pasted-text"):
+            tag.replace_with("X" if "pasted-text" not in tag.get("class", []) else tag.get_text())
+        for block in article.find_all(["p", "li", "td", "th", "h1", "h2", "h3", "figcaption", "dt", "dd"]):
+            found += [f"{page.name}: {p}" for p in _chinese_typography(block.get_text())]
+    assert not found, f"zh: {len(found)} typography slips:\n" + "\n".join(sorted(set(found))[:12])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_percent_is_written_without_a_space(lang: str):
+    spaced = [f"{where}: {text[max(0, m.start() - 15) : m.end()]}" for where, text in _student_texts(lang, "X")
+              for m in re.finditer(r"(?:\d|X)[ \u00a0]+%", _MASKED.sub("X", text))]  # fmt: skip
+    assert not spaced, f"{lang}: '%' after a space: {spaced[:5]}"
+
+
+# ----------------------------------------------------------------------------- Korean particles after numbers
+
+# The last syllable of a number read aloud in Sino-Korean (8755.6: 팔천칠백오십오 점 육).
+_DIGIT = dict(zip("0123456789", "영일이삼사오육칠팔구"))
+_POWERS = ((10**12, "조"), (10**8, "억"), (10**4, "만"), (1000, "천"), (100, "백"), (10, "십"))
+
+
+def spoken_end(value: str) -> str | None:
+    """The syllable a glued value ends on when read aloud, or None if it does not end in a number."""
+    text = value.strip().replace(",", "")
+    exponent = re.search(r"\de[+-]?(\d+)$", text)
+    if exponent:
+        return spoken_end(exponent.group(1))  # 3.93e14, read 삼 점 구삼 이 십사: ends like 14
+    found = re.search(r"(\d+(?:\.\d+)?)\s*(%|×)?$", text)
+    if not found:
+        return None
+    number, unit = found.groups()
+    if unit:
+        return {"%": "트", "×": "배"}[unit]
+    if "." in number or int(number) % 10:
+        return _DIGIT[number[-1]]
+    n = int(number)
+    return "영" if n == 0 else next(word for power, word in _POWERS if n % power == 0)
+
+
+_PARTICLES = [("으로", "로"), ("은", "는"), ("을", "를"), ("과", "와"), ("이", "가")]  # after a final consonant / a vowel
+_COPULA = re.compile(r"^(다|며|고|면|므로|라고|라는|라면|지만)(?![\uac00-\ud7a3])")
+
+
+def particle_error(value: str, after: str) -> str | None:
+    """What is wrong with the particle ``after`` a glued ``value`` (None if it fits)."""
+    end = spoken_end(value)
+    if end is None or not after or not re.match(r"[\uac00-\ud7a3]", after):
+        return None
+    final = (ord(end) - 0xAC00) % 28  # 0: no final consonant; 8: ㄹ
+    if final and _COPULA.match(after):
+        return f"{value}{after[:3]}: read as …{end}, so 이{after[:2]}"
+    for consonant, vowel in _PARTICLES:
+        if re.match(r"이(다|며|고|므로|라|면|지만|어서|었)", after):
+            return None  # the full copula fits after any number
+        got = consonant if after.startswith(consonant) else vowel if after.startswith(vowel) else None
+        if got is None:
+            continue
+        want = (vowel if final in (0, 8) else consonant) if consonant == "으로" else (consonant if final else vowel)
+        return None if got == want else f"{value}{after[:3]}: read as …{end}, so {want}"
+    return None
+
+
+def test_particle_rules_notice_what_they_must():
+    assert particle_error("8755.6", "다.") and not particle_error("8755.6", "이다.")
+    assert not particle_error("295.4", "이다.") and particle_error("240", "를") and not particle_error("240", "을")
+    assert particle_error("3.93e14", "을") and not particle_error("50%", "를") and not particle_error("128", "로")
+    assert particle_error("6", "로") and not particle_error("6", "으로") and not particle_error("ms", "를")
+
+
+def test_korean_particles_fit_glued_numbers():
+    """A glued number takes the particle of how it is read aloud; the copula after any glued value is 이다."""
+    copula = re.compile(r"(\{glue:text\}`[^`]+`|\{\w*(?::[^{}]*)?\})" + _COPULA.pattern.lstrip("^"))
+    bare = [f"{where}: {m.group(0)}" for where, text in _student_texts("ko") for m in copula.finditer(text)]
+    bare = [f"{c}: {m.string[max(0, m.start() - 10) : m.end()]}" for c in CATALOGS for x in messages("ko", c)
+            for m in copula.finditer(x.string or "")] + bare  # fmt: skip
+    assert not bare, "ko: after a glued value write 이다/이며/이고 (its number may end in a consonant):\n" + "\n".join(bare[:8])
+    _require_build()
+    wrong = []
+    for page in _pages("ko"):
+        for span in BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select(".pasted-text"):
+            after = span.next_sibling if isinstance(span.next_sibling, str) else ""
+            problem = particle_error(span.get_text(), after)
+            if problem:
+                wrong.append(f"{page.name}: {problem}")
+    assert not wrong, "ko: particles that do not fit the number before them:\n" + "\n".join(wrong[:10])

@@ -128,6 +128,14 @@ def translate_markdown(source: str, translations: list[tuple[str, str]]) -> str:
     return source
 
 
+_ONLY = re.compile(r"^(`{3,}|:{3,})\{only\} edition_(\w+)\n(.*?)^\1[ \t]*$\n?", re.M | re.S)
+
+
+def only_for(language: str, source: str) -> str:
+    """A markdown cell as an edition shows it: ``{only} edition_<lang>`` blocks kept for that edition alone."""
+    return _ONLY.sub(lambda m: m.group(3) if m.group(2) == language else "", source)
+
+
 def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
     """A chapter as a notebook in an edition's language: its markdown translated, its code unchanged."""
     import jupytext
@@ -137,7 +145,8 @@ def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
     for number, cell in enumerate(nb.cells):
         cell.id = f"{page.stem}-{number}"  # the same notebook every time it is written
         if cell.cell_type == "markdown":
-            source = translate_markdown(cell.source, translations)
+            source = only_for(language, cell.source)
+            source = translate_markdown(source, translations)
             cell.source = re.sub(r"(github\.com/[^/\s]+/[^/\s]+/blob/[^/\s]+/(?:exercises|solutions)/rooflines)/", rf"\1-{language}/", source)
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata.pop("jupytext", None)

@@ -166,6 +166,15 @@ class TranslateTocCaptions(SphinxTransform):
                 toctree["caption"] = catalog[(None, caption)]
 
 
+def _edition_tag(app: Sphinx, config: Any) -> None:
+    """Tag the build with its edition, so ``{only} edition_zh`` keeps a box for the Chinese edition alone.
+
+    The errata about a source in one language (the Chinese study summary, the Korean translation)
+    sit in the chapters of that language's edition; every edition lists them on the errata page.
+    """
+    app.tags.add(f"edition_{edition(config)}")
+
+
 def _chinese_search_words(app: Sphinx, config: Any) -> None:
     """Teach the Chinese search's word segmenter (jieba) the glossary's terms, so each is indexed whole."""
     if edition(config) != "zh":
@@ -564,6 +573,17 @@ def glossary_rows() -> list[dict[str, str]]:
     return rows
 
 
+GLOSSARY_USAGE = ROOT / "book" / "glossary-usage.csv"
+
+
+def glossary_usage() -> dict[str, dict[str, str]]:
+    """``book/glossary-usage.csv`` by English term: each term's one-sentence definition in every
+    edition (``definition_<lang>``), and the renderings an edition avoids (``avoid_<lang>``, regular
+    expressions separated by ``|``, checked by ``tests/test_editions.py``)."""
+    with GLOSSARY_USAGE.open(encoding="utf-8", newline="") as fh:
+        return {row["en"]: row for row in csv.DictReader(fh)}
+
+
 class EditionGlossary(Directive):
     """A table of every term in the three languages, with why the term was chosen in this edition's."""
 
@@ -571,8 +591,9 @@ class EditionGlossary(Directive):
 
     def run(self) -> list[nodes.Node]:
         lang = edition(self.state.document.settings.env.app)
-        columns = list(EDITIONS) + ([f"why_{lang}"] if lang != "en" else [])
-        headings = list(EDITIONS.values()) + ({"ko": ["선택한 이유"], "zh": ["选词理由"]}.get(lang, []))
+        columns = list(EDITIONS) + [f"definition_{lang}"] + ([f"why_{lang}"] if lang != "en" else [])
+        headings = list(EDITIONS.values()) + [{"en": "Definition", "ko": "정의", "zh": "定义"}[lang]]
+        headings += {"ko": ["선택한 이유"], "zh": ["选词理由"]}.get(lang, [])
         table = nodes.table(classes=["edition-glossary"])
         group = nodes.tgroup(cols=len(columns))
         table += group
@@ -585,10 +606,12 @@ class EditionGlossary(Directive):
         for heading in headings:
             row += nodes.entry("", nodes.paragraph(text=heading))
         head += row
+        usage = glossary_usage()
         for item in glossary_rows():
+            item = {**usage.get(item["en"], {}), **item}
             row = nodes.row()
             for column in columns:
-                row += nodes.entry("", nodes.paragraph(text=item.get(column, "")))
+                row += nodes.entry("", nodes.paragraph(text=item.get(column) or ""))
             body += row
         return [table]
 
@@ -651,6 +674,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_transform(TranslateTocCaptions)
     app.add_post_transform(TranslatePastedText)
     app.add_post_transform(TranslateExerciseTitles)
+    app.connect("config-inited", _edition_tag)
     app.connect("config-inited", _chinese_search_words)
     app.connect("config-inited", _theme_translations, priority=400)  # before extensions read their words
     app.add_post_transform(EditionLinks)
