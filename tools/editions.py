@@ -14,8 +14,9 @@ Usage::
 
 The exercises are translated the same way: one ``.po`` per notebook under
 ``locales/<lang>/LC_MESSAGES/exercises/`` (one message per markdown cell, its nbgrader
-``grade_id`` as context) and ``feedback.po`` (one message per catalogue id). Code cells are
-copied unchanged, so every edition defines the same names and runs the same hidden tests.
+``grade_id`` as context; each comment, docstring and ``print`` message of a code cell, context
+``code``) and ``feedback.po`` (one message per catalogue id). Only those texts of a code cell are
+translated, so every edition defines the same names and runs the same hidden tests.
 """
 
 from __future__ import annotations
@@ -232,6 +233,74 @@ def markdown_cells(notebook: Path) -> list[tuple[str, str]]:
     return cells
 
 
+CODE_CONTEXT = "code"  # the context of a code cell's comments, docstrings and printed messages
+_STRING = re.compile(r"(?s)([rRuU]?)(\"\"\"|'''|\"|')(.*)\2")
+_WORDS = re.compile(r"[A-Za-z]{3,}")
+
+
+def code_texts(source: str, english_only: bool = True) -> list[tuple[int, int, str, str]]:
+    """What a student reads in a code cell: ``(start, end, prefix, text)`` of each comment, docstring and
+    ``print("...")`` message with English words in it; ``source[start:end]`` is its text alone.
+
+    nbgrader's ``### BEGIN SOLUTION``-style markers are left alone, and so is every other string: names,
+    keys and format strings are code.
+    """
+    import io
+    import tokenize
+
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(row: int, col: int) -> int:
+        return offsets[row - 1] + col
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    found = []
+    for i, token in enumerate(tokens):
+        start, end = at(*token.start), at(*token.end)
+        if token.type == tokenize.COMMENT and not token.string.startswith("###"):
+            text = token.string.lstrip("#").strip()
+            if _WORDS.search(text) or not english_only:
+                found.append((end - len(token.string.lstrip("#").lstrip()), end, "comment", text))
+        elif token.type == tokenize.STRING:
+            before = [t for t in tokens[:i] if t.type not in (tokenize.NL, tokenize.COMMENT)]
+            docstring = not before or before[-1].type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+            printed = len(before) >= 2 and before[-1].string == "(" and before[-2].string == "print"
+            quoted = _STRING.fullmatch(token.string)
+            if (docstring or printed) and quoted and (_WORDS.search(quoted.group(3)) or not english_only):
+                inner = start + len(quoted.group(1)) + len(quoted.group(2))
+                found.append((inner, inner + len(quoted.group(3)), quoted.group(2), quoted.group(3)))
+    return found
+
+
+def translate_code(source: str, done: dict[tuple[str, str], str]) -> tuple[str, list[str]]:
+    """A code cell with its comments, docstrings and printed messages translated; and those untranslated."""
+    missing = []
+    for start, end, kind, text in reversed(code_texts(source)):
+        key = (CODE_CONTEXT, text if kind != "comment" else text)
+        if key not in done:
+            missing.append(text)
+            continue
+        new = done[key]
+        if kind not in ("comment", '"""', "'''"):
+            new = new.replace("\\", "\\\\").replace(kind, "\\" + kind)
+        source = source[:start] + new + source[end:]
+    return source, missing
+
+
+def code_skeleton(source: str) -> list[str]:
+    """A code cell's tokens without the texts ``code_texts`` translates: the same in every edition."""
+    texts = code_texts(source, english_only=False)
+    for start, end, _, _ in reversed(texts):
+        source = source[:start] + "…" + source[end:]
+    return source.split()
+
+
 def catalogue_rows() -> list[dict[str, str]]:
     """The misconception catalogue, one dict per id."""
     with CATALOGUE.open(encoding="utf-8", newline="") as fh:
@@ -313,6 +382,10 @@ def update_exercise_po() -> None:
         template = Catalog()
         for grade_id, text in markdown_cells(notebook):
             template.add(text, context=grade_id)
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            if cell.cell_type == "code":
+                for *_, text in code_texts(cell.source):
+                    template.add(text, context=CODE_CONTEXT)
         templates[notebook.stem] = template
     feedback = Catalog()
     for row in catalogue_rows():
@@ -362,6 +435,10 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
             nb = nbformat.read(notebook, as_version=4)
             for cell in nb.cells:
                 meta = cell.metadata.get("nbgrader", {})
+                if cell.cell_type == "code":  # its comments, docstrings and printed messages
+                    cell.source, untranslated = translate_code(cell.source, done)
+                    missing += [f"{language}: {notebook.stem} code {text[:40]!r}" for text in untranslated]
+                    continue
                 if cell.cell_type != "markdown" or meta.get("solution", False):
                     continue
                 key = (meta.get("grade_id", ""), cell.source)

@@ -263,6 +263,48 @@ class TranslateExerciseTitles(SphinxPostTransform):
                 LOGGER.warning("exercise title %r has no %s translation in pasted.po", english, lang, location=node)
 
 
+# --- what the chapters' code prints ------------------------------------------------------------
+
+
+@functools.cache
+def _output_phrases(lang: str) -> list[tuple[re.Pattern[str], str]]:
+    """``outputs.po`` as substitutions, longest phrase first; ``{0}``, ``{1}`` stand for numbers."""
+    phrases = [(english, text) for (context, english), text in _catalog(lang, "outputs").items() if context is None]
+    compiled = []
+    for english, text in sorted(phrases, key=lambda item: -len(item[0])):
+        parts = re.split(r"\{(\d)\}", english)
+        pattern = "".join(re.escape(p) if i % 2 == 0 else rf"(?P<n{p}>[\d.,]+)" for i, p in enumerate(parts))
+        edge = r"(?<![\w-])" if english[:1].isalnum() else ""
+        compiled.append((re.compile(edge + pattern + (r"(?![\w-])" if english[-1:].isalnum() else "")), text))
+    return compiled
+
+
+def translate_output(text: str, lang: str) -> str:
+    """A printed output in the edition's language: each phrase of ``outputs.po`` replaced, numbers kept."""
+    for pattern, translation in _output_phrases(lang):
+        text = pattern.sub(lambda m, t=translation: re.sub(r"\{(\d)\}", lambda n: m.group(f"n{n.group(1)}"), t), text)
+    return text
+
+
+class TranslateOutputs(SphinxPostTransform):
+    """Put what a chapter's code prints (``-> communication-bound``) into the page's language."""
+
+    default_priority = 20
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        for block in list(self.document.findall(nodes.literal_block)):
+            if "output" in block.get("classes", []) and "stream" in block.get("classes", []):
+                text = block.astext()
+                translated = translate_output(text, lang)
+                if translated != text:
+                    block.children = [nodes.Text(translated)]
+                    block.rawsource = translated
+
+
 # --- the site around the text: theme strings, title, footer, launch buttons ---------------------
 
 # Message domains whose strings an edition's ``theme.po`` translates first (Sphinx's and the themes'
@@ -590,7 +632,10 @@ class EditionGlossary(Directive):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        lang = edition(self.state.document.settings.env.app)
+        env = self.state.document.settings.env
+        env.note_dependency(str(GLOSSARY))  # the page is rebuilt when a term or a definition changes
+        env.note_dependency(str(GLOSSARY_USAGE))
+        lang = edition(env.app)
         columns = list(EDITIONS) + [f"definition_{lang}"] + ([f"why_{lang}"] if lang != "en" else [])
         headings = list(EDITIONS.values()) + [{"en": "Definition", "ko": "정의", "zh": "定义"}[lang]]
         headings += {"ko": ["선택한 이유"], "zh": ["选词理由"]}.get(lang, [])
@@ -673,6 +718,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_post_transform(TranslateAltText)
     app.add_transform(TranslateTocCaptions)
     app.add_post_transform(TranslatePastedText)
+    app.add_post_transform(TranslateOutputs)
     app.add_post_transform(TranslateExerciseTitles)
     app.connect("config-inited", _edition_tag)
     app.connect("config-inited", _chinese_search_words)
