@@ -371,3 +371,14 @@ def test_search_finds_the_defining_page_of_every_term(tab, server, edition):
     for query, page in asked:
         assert page in found[query], f"{edition}: searching {query!r} finds {found[query]}, not {page}"
     assert not tab.outside, f"{edition}: search made requests that left the machine: {tab.outside}"
+
+
+@pytest.mark.parametrize("edition", ["ko", "zh"])
+def test_buttons_made_by_scripts_speak_the_editions_language(tab, server, edition):
+    """The copy buttons and the fold hints are written by JavaScript after load: in the edition's words too."""
+    _open(tab, f"{server}/{_path(edition, 'book/where-does-the-time-go')}")
+    tab.wait_for_selector(".copybtn", state="attached", timeout=10_000)
+    tips = set(tab.eval_on_selector_all(".copybtn", "bs => bs.map(b => b.dataset.tooltip)"))
+    hints = set(tab.eval_on_selector_all(".toggle-button, .toggle-hidden-text, .toggle-button-hidden", "bs => bs.map(b => b.innerText)"))
+    english = [t for t in tips | hints if re.search(r"[A-Za-z]{3,}", t or "")]
+    assert tips and not english, f"{edition}: buttons in English: {english}"

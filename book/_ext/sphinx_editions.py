@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import functools
 import re
 import sys
@@ -310,6 +311,7 @@ class TranslateOutputs(SphinxPostTransform):
 # Message domains whose strings an edition's ``theme.po`` translates first (Sphinx's and the themes'
 # own catalogs stay behind it, for everything it does not name).
 THEME_DOMAINS = ("sphinx", "booktheme", "togglebutton", "exercise")
+COPY_BUTTON = {"copy": "Copy", "copy_to_clipboard": "Copy to clipboard", "copy_success": "Copied!", "copy_failure": "Failed to copy"}
 ATTRIBUTES = ("title", "aria-label", "placeholder", "data-bs-title", "data-bs-original-title", "alt")
 
 
@@ -356,6 +358,14 @@ def _theme_translations(app: Sphinx, config: Any) -> None:
     config.author = words.get(config.author, config.author)
     config.html_theme_options = {**(config.html_theme_options or {})}
     config.html_theme_options["search_bar_text"] = words.get("Search this book...", "Search this book...")
+    # sphinx-copybutton picks its words by <html lang> from a table that lacks Korean: give it this edition's
+    copy = {key: words.get(english, english) for key, english in COPY_BUTTON.items()}
+    app.add_js_file(
+        None,
+        body=f"if (typeof messages !== 'undefined') {{ messages[{json.dumps(lang)}] = {json.dumps(copy, ensure_ascii=False)}; "
+        f"messages[document.documentElement.lang] = messages[{json.dumps(lang)}]; locale = document.documentElement.lang; }}",
+        priority=600,  # after copybutton.js (500), before the page is loaded and its buttons are made
+    )
     config.togglebutton_hint = words.get("Click to show", "Click to show")
     config.togglebutton_hint_hide = words.get("Click to hide", "Click to hide")
 
