@@ -514,8 +514,8 @@ def _student_texts(lang: str, mask: str = " ") -> list[tuple[str, str]]:
     The catalogs (pages, figure texts, glued phrases, exercise cells, feedback messages), the edition
     notebooks (assignments and chapters) and the feedback catalogue's column, code and math left out.
     """
-    texts = [
-        (f"{catalog}", m.string) for catalog in CATALOGS for m in messages(lang, catalog) if m.string
+    texts = [  # a message kept as it is (an equation, whose words math.po translates) is not written by a translator
+        (f"{catalog}", m.string) for catalog in CATALOGS for m in messages(lang, catalog) if m.string and m.string != m.id
     ]
     for notebook in sorted((ROOT / "solutions" / f"rooflines-{lang}").glob("*.ipynb")) + sorted(
         (ROOT / "editions" / lang / "book").glob("*.ipynb")
@@ -676,3 +676,26 @@ def test_what_the_chapters_print_is_in_the_editions_language(lang: str):
             words = set(re.findall(r"(?<![/\w])[a-z][a-z-]{2,}\b", block.get_text()))  # units (FLOPs/byte) aside
             left += [f"{page.name}: {w}" for w in sorted(words)]
     assert not left, f"{lang}: English words in printed outputs: {left[:10]}"
+
+
+SUBSCRIPTS = {"math", "comms", "crit", "upper", "lower", "int8", "bf16"}  # T_\text{math}: names, not words
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_equations_are_whole_and_speak_the_editions_language(lang: str):
+    """Every equation keeps its formula, and its words (\\text{communication bytes}) are the edition's."""
+    _require_build()
+    english_math = {
+        page.name: [m.get_text() for m in _soup(page).select(".math")] for page in sorted((HTML / "book").glob("*.html"))
+    }
+    for page in _pages(lang):
+        maths = [m.get_text() for m in _soup(page).select(".math")]
+        assert len(maths) >= len(english_math[page.name]) and not any("::" in m for m in maths), (
+            f"{lang}/{page.name}: an equation was lost in translation"
+        )
+        words = []
+        for math in maths:
+            for text in re.findall(r"\\text\{([^{}]*)\}", math):
+                rest = re.sub(r"\b(?:T?FLOPs|OPs|bytes)(?:/(?:s|byte))?\b|\bHBM\b", " ", text)
+                words += [w for w in re.findall(r"\b[A-Za-z]{3,}\b", rest) if w not in SUBSCRIPTS]
+        assert not words, f"{lang}/{page.name}: English words in equations: {sorted(set(words))}"

@@ -143,11 +143,16 @@ def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
 
     nb = jupytext.read(page)
     translations = _page_messages(language, page.stem)
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog
+
+    math_words = {english: text for (context, english), text in catalog(language, "math").items() if not context}
     for number, cell in enumerate(nb.cells):
         cell.id = f"{page.stem}-{number}"  # the same notebook every time it is written
         if cell.cell_type == "markdown":
             source = only_for(language, cell.source)
             source = translate_markdown(source, translations)
+            source = re.sub(r"\\text\{([^{}]*)\}", lambda m: "\\text{" + math_words.get(m.group(1), m.group(1)) + "}", source)
             cell.source = re.sub(r"(github\.com/[^/\s]+/[^/\s]+/blob/[^/\s]+/(?:exercises|solutions)/rooflines)/", rf"\1-{language}/", source)
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata.pop("jupytext", None)

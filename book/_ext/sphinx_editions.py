@@ -306,6 +306,31 @@ class TranslateOutputs(SphinxPostTransform):
                     block.rawsource = translated
 
 
+class TranslateMathWords(SphinxPostTransform):
+    """The words of an equation in the page's language: ``\\text{communication bytes}`` from ``math.po``.
+
+    Sphinx's i18n cannot translate a display equation (it re-parses the translation as a literal
+    block), and a translation must keep its inline math as written; so the words inside ``\\text{}``
+    are swapped here. Subscripts such as ``T_\\text{math}`` are names, not words: ``math.po`` omits them.
+    """
+
+    default_priority = 20
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        words = {english: text for (context, english), text in _catalog(lang, "math").items() if context is None}
+        for node in list(self.document.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+            latex = node.astext()
+            new = re.sub(r"\\text\{([^{}]*)\}", lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", latex)
+            if new != latex:
+                node.children = [nodes.Text(new)]
+                if "latex" in node:
+                    node["latex"] = new
+
+
 # --- the site around the text: theme strings, title, footer, launch buttons ---------------------
 
 # Message domains whose strings an edition's ``theme.po`` translates first (Sphinx's and the themes'
@@ -729,6 +754,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_transform(TranslateTocCaptions)
     app.add_post_transform(TranslatePastedText)
     app.add_post_transform(TranslateOutputs)
+    app.add_post_transform(TranslateMathWords)
     app.add_post_transform(TranslateExerciseTitles)
     app.connect("config-inited", _edition_tag)
     app.connect("config-inited", _chinese_search_words)
