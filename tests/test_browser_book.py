@@ -379,6 +379,10 @@ def test_buttons_made_by_scripts_speak_the_editions_language(tab, server, editio
     _open(tab, f"{server}/{_path(edition, 'book/where-does-the-time-go')}")
     tab.wait_for_selector(".copybtn", state="attached", timeout=10_000)
     tips = set(tab.eval_on_selector_all(".copybtn", "bs => bs.map(b => b.dataset.tooltip)"))
-    hints = set(tab.eval_on_selector_all(".toggle-button, .toggle-hidden-text, .toggle-button-hidden", "bs => bs.map(b => b.innerText)"))
+    hints = set(
+        tab.eval_on_selector_all(
+            ".toggle-button, .toggle-hidden-text, .toggle-button-hidden", "bs => bs.map(b => b.innerText)"
+        )
+    )
     english = [t for t in tips | hints if re.search(r"[A-Za-z]{3,}", t or "")]
     assert tips and not english, f"{edition}: buttons in English: {english}"

@@ -35,8 +35,9 @@ HTML = ROOT / "_build" / "html"
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "book"))
 
-import editions  # tools/editions.py
 import localfigures  # book/localfigures.py
+
+import editions  # tools/editions.py
 
 CATALOGS = sorted(p.relative_to(LOCALES / "ko") for p in (LOCALES / "ko").rglob("*.po"))
 
@@ -156,6 +157,7 @@ def test_translations_keep_every_glued_value_formula_and_name(lang: str, catalog
 @pytest.mark.parametrize("catalog", CATALOGS, ids=str)
 def test_no_number_is_typed_into_a_translation(lang: str, catalog: Path):
     """Numbers come from glue roles and the English text; a translation adds none of its own."""
+
     def numbers(text: str) -> set[str]:
         return set(_NUMBER.findall(_FRACTION.sub("", text)))  # "1/{0}" writes "{0} times below" as a fraction
 
@@ -452,7 +454,9 @@ def test_edition_notebooks_are_in_sync_with_their_catalogs(tmp_path: Path):
     for lang in LANGS:
         fresh = sorted((tmp_path / lang / "book").glob("*.ipynb"))
         committed = sorted((ROOT / "editions" / lang / "book").glob("*.ipynb"))
-        assert [p.name for p in fresh] == [p.name for p in committed], f"{lang}: run `python tools/editions.py notebooks`"
+        assert [p.name for p in fresh] == [p.name for p in committed], (
+            f"{lang}: run `python tools/editions.py notebooks`"
+        )
         for new in fresh:
             old = ROOT / "editions" / lang / "book" / new.name
             assert new.read_bytes() == old.read_bytes(), f"editions/{lang}/book/{new.name} is out of date"
@@ -515,7 +519,10 @@ def _student_texts(lang: str, mask: str = " ") -> list[tuple[str, str]]:
     notebooks (assignments and chapters) and the feedback catalogue's column, code and math left out.
     """
     texts = [  # a message kept as it is (an equation, whose words math.po translates) is not written by a translator
-        (f"{catalog}", m.string) for catalog in CATALOGS for m in messages(lang, catalog) if m.string and m.string != m.id
+        (f"{catalog}", m.string)
+        for catalog in CATALOGS
+        for m in messages(lang, catalog)
+        if m.string and m.string != m.id
     ]
     for notebook in sorted((ROOT / "solutions" / f"rooflines-{lang}").glob("*.ipynb")) + sorted(
         (ROOT / "editions" / lang / "book").glob("*.ipynb")
@@ -573,7 +580,11 @@ def test_the_typography_check_notices_what_it_must():
 
 def test_chinese_typography_in_catalogs_and_built_pages():
     """No space after 。？ etc., no half-width ,;:?! between Chinese characters, no space before %."""
-    found = [f"{where}: {p}" for where, text in _student_texts("zh", "X") for p in _chinese_typography(_MASKED.sub("X", text))]
+    found = [
+        f"{where}: {p}"
+        for where, text in _student_texts("zh", "X")
+        for p in _chinese_typography(_MASKED.sub("X", text))
+    ]
     _require_build()
     for page in _pages("zh"):
         article = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find("article")
@@ -618,7 +629,13 @@ def spoken_end(value: str) -> str | None:
     return "영" if n == 0 else next(word for power, word in _POWERS if n % power == 0)
 
 
-_PARTICLES = [("으로", "로"), ("은", "는"), ("을", "를"), ("과", "와"), ("이", "가")]  # after a final consonant / a vowel
+_PARTICLES = [
+    ("으로", "로"),
+    ("은", "는"),
+    ("을", "를"),
+    ("과", "와"),
+    ("이", "가"),
+]  # after a final consonant / a vowel
 _COPULA = re.compile(r"^(다|며|고|면|므로|라고|라는|라면|지만)(?![\uac00-\ud7a3])")
 
 
@@ -654,7 +671,9 @@ def test_korean_particles_fit_glued_numbers():
     bare = [f"{where}: {m.group(0)}" for where, text in _student_texts("ko") for m in copula.finditer(text)]
     bare = [f"{c}: {m.string[max(0, m.start() - 10) : m.end()]}" for c in CATALOGS for x in messages("ko", c)
             for m in copula.finditer(x.string or "")] + bare  # fmt: skip
-    assert not bare, "ko: after a glued value write 이다/이며/이고 (its number may end in a consonant):\n" + "\n".join(bare[:8])
+    assert not bare, "ko: after a glued value write 이다/이며/이고 (its number may end in a consonant):\n" + "\n".join(
+        bare[:8]
+    )
     _require_build()
     wrong = []
     for page in _pages("ko"):
@@ -686,7 +705,8 @@ def test_equations_are_whole_and_speak_the_editions_language(lang: str):
     """Every equation keeps its formula, and its words (\\text{communication bytes}) are the edition's."""
     _require_build()
     english_math = {
-        page.name: [m.get_text() for m in _soup(page).select(".math")] for page in sorted((HTML / "book").glob("*.html"))
+        page.name: [m.get_text() for m in _soup(page).select(".math")]
+        for page in sorted((HTML / "book").glob("*.html"))
     }
     for page in _pages(lang):
         maths = [m.get_text() for m in _soup(page).select(".math")]

@@ -152,8 +152,14 @@ def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
         if cell.cell_type == "markdown":
             source = only_for(language, cell.source)
             source = translate_markdown(source, translations)
-            source = re.sub(r"\\text\{([^{}]*)\}", lambda m: "\\text{" + math_words.get(m.group(1), m.group(1)) + "}", source)
-            cell.source = re.sub(r"(github\.com/[^/\s]+/[^/\s]+/blob/[^/\s]+/(?:exercises|solutions)/rooflines)/", rf"\1-{language}/", source)
+            source = re.sub(
+                r"\\text\{([^{}]*)\}", lambda m: "\\text{" + math_words.get(m.group(1), m.group(1)) + "}", source
+            )
+            cell.source = re.sub(
+                r"(github\.com/[^/\s]+/[^/\s]+/blob/[^/\s]+/(?:exercises|solutions)/rooflines)/",
+                rf"\1-{language}/",
+                source,
+            )
     nb.metadata["language_info"] = {"name": "python"}
     nb.metadata.pop("jupytext", None)
     return nb
@@ -287,7 +293,7 @@ def translate_code(source: str, done: dict[tuple[str, str], str]) -> tuple[str, 
     """A code cell with its comments, docstrings and printed messages translated; and those untranslated."""
     missing = []
     for start, end, kind, text in reversed(code_texts(source)):
-        key = (CODE_CONTEXT, text if kind != "comment" else text)
+        key = (CODE_CONTEXT, text)
         if key not in done:
             missing.append(text)
             continue

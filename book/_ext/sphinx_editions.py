@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 import functools
+import json
 import re
 import sys
 from pathlib import Path
@@ -336,7 +336,12 @@ class TranslateMathWords(SphinxPostTransform):
 # Message domains whose strings an edition's ``theme.po`` translates first (Sphinx's and the themes'
 # own catalogs stay behind it, for everything it does not name).
 THEME_DOMAINS = ("sphinx", "booktheme", "togglebutton", "exercise")
-COPY_BUTTON = {"copy": "Copy", "copy_to_clipboard": "Copy to clipboard", "copy_success": "Copied!", "copy_failure": "Failed to copy"}
+COPY_BUTTON = {
+    "copy": "Copy",
+    "copy_to_clipboard": "Copy to clipboard",
+    "copy_success": "Copied!",
+    "copy_failure": "Failed to copy",
+}
 ATTRIBUTES = ("title", "aria-label", "placeholder", "data-bs-title", "data-bs-original-title", "alt")
 
 
@@ -427,13 +432,14 @@ def _localise_html(html: str, lang: str) -> str:
 
     def attribute(match: re.Match) -> str:
         value = match.group(3)
-        return f'{match.group(1)}={match.group(2)}{words.get(value, value)}{match.group(2)}'
+        return f"{match.group(1)}={match.group(2)}{words.get(value, value)}{match.group(2)}"
 
     def text(match: re.Match) -> str:
         value = match.group(2)
         return f"{match.group(1)}{words.get(value, value)}{match.group(3)}"
 
-    pattern_attr = re.compile(r'(\b(?:%s))=(["\'])([^"\'<>]*)\2' % "|".join(map(re.escape, ATTRIBUTES)))
+    names = "|".join(map(re.escape, ATTRIBUTES))
+    pattern_attr = re.compile(rf'(\b(?:{names}))=(["\'])([^"\'<>]*)\2')
     pattern_text = re.compile(r"(>\s*)([^<>]*?[A-Za-z][^<>]*?)(\s*<)")
 
     def outside(part: str) -> str:
@@ -455,8 +461,10 @@ def _localise_html(html: str, lang: str) -> str:
         flags=re.S,
     )
     # launch buttons: the chapter's translated notebook in the repository
-    page = lambda m: m.group(1) + _edition_path(lang, m.group(2))  # noqa: E731
-    head = re.sub(r"(colab\.research\.google\.com/github/[^\"']+?/blob/[^/\"']+/)(book/[\w-]+\.(?:md|ipynb))", page, head)
+    page = lambda m: m.group(1) + _edition_path(lang, m.group(2))
+    head = re.sub(
+        r"(colab\.research\.google\.com/github/[^\"']+?/blob/[^/\"']+/)(book/[\w-]+\.(?:md|ipynb))", page, head
+    )
     head = re.sub(r"(mybinder\.org/v2/gh/[^\"']+?urlpath=tree/)(book/[\w-]+\.(?:md|ipynb))", page, head)
     # a solution's title: "Solution to" + the exercise's title, in this language's order
     solution = words.get("Solution to {exercise}", "")
@@ -468,8 +476,9 @@ def _localise_html(html: str, lang: str) -> str:
 
     if solution and marker:
         body = re.sub(
-            r'<p class="admonition-title">%s\s*(<a class="reference internal" href="[^"]*">)(.*?)</a>\s*</p>'
-            % re.escape(marker),
+            r'<p class="admonition-title">'
+            + re.escape(marker)
+            + r'\s*(<a class="reference internal" href="[^"]*">)(.*?)</a>\s*</p>',
             solution_title,
             body,
             flags=re.S,
@@ -517,10 +526,81 @@ def _finish_pages(app: Sphinx, exception: Exception | None) -> None:
 # 강도를 are all the word 강도. The index holds each word as written and without its particle;
 # a query word is looked up as typed, then without its particle.
 KOREAN_PARTICLES = sorted(
-    """에서부터 으로부터 이라는 이라고 이라면 이지만 이므로 에서는 에서도 에서의 에게서 으로는 으로도 으로서 으로써
-    으로의 로부터 에게는 과는 와는 과의 와의 과도 와도 에서 에게 에는 에도 에의 으로 로는 로도 로서 로써 로의 라는
-    라고 라면 이다 이며 이고 이면 이나 이란 이든 까지 부터 처럼 보다 만큼 마다 조차 밖에 대로 이랑 하고 의 은 는 이
-    가 을 를 에 와 과 도 만 로 나 란 며 랑""".split(),
+    [
+        "에서부터",
+        "으로부터",
+        "이라는",
+        "이라고",
+        "이라면",
+        "이지만",
+        "이므로",
+        "에서는",
+        "에서도",
+        "에서의",
+        "에게서",
+        "으로는",
+        "으로도",
+        "으로서",
+        "으로써",
+        "으로의",
+        "로부터",
+        "에게는",
+        "과는",
+        "와는",
+        "과의",
+        "와의",
+        "과도",
+        "와도",
+        "에서",
+        "에게",
+        "에는",
+        "에도",
+        "에의",
+        "으로",
+        "로는",
+        "로도",
+        "로서",
+        "로써",
+        "로의",
+        "라는",
+        "라고",
+        "라면",
+        "이다",
+        "이며",
+        "이고",
+        "이면",
+        "이나",
+        "이란",
+        "이든",
+        "까지",
+        "부터",
+        "처럼",
+        "보다",
+        "만큼",
+        "마다",
+        "조차",
+        "밖에",
+        "대로",
+        "이랑",
+        "하고",
+        "의",
+        "은",
+        "는",
+        "이",
+        "가",
+        "을",
+        "를",
+        "에",
+        "와",
+        "과",
+        "도",
+        "만",
+        "로",
+        "나",
+        "란",
+        "며",
+        "랑",
+    ],
     key=len,
     reverse=True,
 )
