@@ -719,3 +719,15 @@ def test_equations_are_whole_and_speak_the_editions_language(lang: str):
                 rest = re.sub(r"\b(?:T?FLOPs|OPs|bytes)(?:/(?:s|byte))?\b|\bHBM\b", " ", text)
                 words += [w for w in re.findall(r"\b[A-Za-z]{3,}\b", rest) if w not in SUBSCRIPTS]
         assert not words, f"{lang}/{page.name}: English words in equations: {sorted(set(words))}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_comments_of_the_code_a_page_shows_are_in_its_language(lang: str):
+    """`# book's H100 bf16 peak` reads `# 책의 H100 bf16 최대 성능` in the Korean chapter; the code is unchanged."""
+    _require_build()
+    left = []
+    for page in _pages(lang):
+        for block in _soup(page).select(".cell_input pre"):
+            for *_, text in editions.code_texts(block.get_text(), english_only=False):
+                left += [f"{page.name}: {text!r}" for w in re.findall(r"(?<![/\w])[a-z]{3,}(?![/\w])", text)][:1]
+    assert not left, f"{lang}: English comments in the code the pages show: {left[:8]}"

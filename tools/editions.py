@@ -147,8 +147,13 @@ def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
     from localfigures import catalog
 
     math_words = {english: text for (context, english), text in catalog(language, "math").items() if not context}
+    comments = {
+        ("code", english): text for (context, english), text in catalog(language, "code").items() if not context
+    }
     for number, cell in enumerate(nb.cells):
         cell.id = f"{page.stem}-{number}"  # the same notebook every time it is written
+        if cell.cell_type == "code":  # the comments the book shows (code.po); hidden plumbing stays as it is
+            cell.source = translate_code(cell.source, comments)[0]
         if cell.cell_type == "markdown":
             source = only_for(language, cell.source)
             source = translate_markdown(source, translations)

@@ -331,6 +331,35 @@ class TranslateMathWords(SphinxPostTransform):
                     node["latex"] = new
 
 
+class TranslateCodeComments(SphinxPostTransform):
+    """The comments of a chapter's code, as the reader sees it, in the page's language (``code.po``).
+
+    Only comments and docstrings change (``tools/editions.py`` finds them, as in the exercises): the code runs
+    as written, and every edition shows the same names.
+    """
+
+    default_priority = 20
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        sys.path.insert(0, str(ROOT / "tools"))
+        from editions import translate_code
+
+        done = {("code", english): text for (context, english), text in _catalog(lang, "code").items() if not context}
+        for block in list(self.document.findall(nodes.literal_block)):
+            parent = block.parent
+            if parent is None or "cell_input" not in parent.get("classes", []):
+                continue
+            source = block.astext()
+            translated, _ = translate_code(source, done)
+            if translated != source:
+                block.children = [nodes.Text(translated)]
+                block.rawsource = translated
+
+
 # --- the site around the text: theme strings, title, footer, launch buttons ---------------------
 
 # Message domains whose strings an edition's ``theme.po`` translates first (Sphinx's and the themes'
@@ -835,6 +864,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_post_transform(TranslatePastedText)
     app.add_post_transform(TranslateOutputs)
     app.add_post_transform(TranslateMathWords)
+    app.add_post_transform(TranslateCodeComments)
     app.add_post_transform(TranslateExerciseTitles)
     app.connect("config-inited", _edition_tag)
     app.connect("config-inited", _chinese_search_words)
