@@ -8,8 +8,12 @@ edition, the language switcher and the ``hreflang`` links lead to the same page
 in the other editions (one link per page is followed), and a translated page's
 figures are its own renderings rather than the English image files. Each
 edition's search page must find a term of that edition's text, and the problem
-answers start folded and open on a click. A full-page screenshot of every page
-is written to ``_build/screenshots/<edition>/`` for review.
+answers start folded and open on a click. axe-core (from npm) checks every page of
+every edition against WCAG 2.1 A and AA, and the search of each edition, run in the
+browser on its own index, finds the defining page of every glossary term and of
+questions typed as a reader types them (Korean words with their particles, Chinese
+without spaces). A full-page screenshot of every page is written to
+``_build/screenshots/<edition>/`` for review.
 
 Needs Debian's ``chromium`` and ``fonts-noto-cjk`` (``tools/install-browser.sh``
 installs them when run as root) and a built book with its editions (``make book``).
@@ -37,6 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 EDITIONS = ("en", "ko", "zh")
 # what each edition's <html lang> says: Simplified Chinese is built as Sphinx's zh_CN (its own search page strings)
 HTML_LANG = {"en": "en", "ko": "ko", "zh": "zh-CN"}
@@ -255,6 +261,13 @@ def test_page_renders_offline(tab, server, edition, page_name):
         assert (HTML / target).is_file(), f"{where}: the {lang} link goes to {target}, which was not built"
     assert not tab.outside, f"{where}: requests left the machine: {tab.outside}"
 
+    if not AXE.is_file():
+        pytest.fail(f"{AXE} is missing; run `make book` (npm ci installs axe-core)")
+    tab.add_script_tag(path=str(AXE))
+    report = tab.evaluate("(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags}})", WCAG)
+    violations = [f"{v['id']}: {[n['target'] for n in v['nodes']][:3]}" for v in report["violations"]]
+    assert not violations, f"{where}: WCAG 2.1 A/AA violations (axe-core): {violations}"
+
     # Follow one link of the switcher: each page tries a different language, so that
     # over the book every edition's switcher is followed to both other editions.
     others = [e for e in EDITIONS if e != edition]
@@ -303,3 +316,73 @@ def test_answers_folded_and_open_on_click(tab, server, edition):
         body.wait_for(state="visible", timeout=5_000)
         assert body.is_visible(), f"{edition}: answer {i + 1} did not open when clicked"
     assert not tab.outside, f"{edition}: requests left the machine: {tab.outside}"
+
+
+def _glossary() -> list[dict[str, str]]:
+    import csv
+
+    with (ROOT / "book" / "glossary.csv").open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _term(row: dict[str, str], edition: str) -> str:
+    """A glossary term as a reader types it: ``FLOPs(부동소수점 연산 수)`` -> ``FLOPs``, ``tile / tiling`` -> ``tile``."""
+    return re.split(r"\s*/\s*|\s*[(（]", row[edition])[0].strip()
+
+
+# Queries as readers type them, and the page that defines what they ask about.
+QUERIES = [
+    ("ko", "강도", "book/where-does-the-time-go"),
+    ("ko", "대역폭", "book/where-does-the-time-go"),
+    ("ko", "산술 강도가", "book/where-does-the-time-go"),
+    ("ko", "임계 배치 크기는", "book/matrix-multiplication"),
+    ("ko", "양방향 대역폭", "book/network-rooflines"),
+    ("zh", "什么是算术强度", "book/where-does-the-time-go"),
+    ("zh", "矩阵乘法的临界批大小", "book/matrix-multiplication"),
+    ("zh", "双向带宽", "book/network-rooflines"),
+    ("en", "arithmetic intensity", "book/where-does-the-time-go"),
+    ("en", "critical batch size", "book/matrix-multiplication"),
+]
+
+
+def _search_all(tab, server, edition: str, queries: list[str]) -> dict[str, list[str]]:
+    """Run the edition's own search code (searchtools.js and its splitter) on each query: the pages found."""
+    prefix = "" if edition == "en" else f"{edition}/"
+    _open(tab, f"{server}/{prefix}search.html")
+    tab.wait_for_function("() => typeof Search !== 'undefined' && Search._index", timeout=20_000)
+    return tab.evaluate(
+        """(queries) => Object.fromEntries(queries.map((q) => {
+             const [query, terms, excluded, highlight, objects] = Search._parseQuery(q);
+             const found = Search._performSearch(query, terms, excluded, highlight, objects);
+             return [q, found.map((r) => r[0])];
+           }))""",
+        queries,
+    )
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_search_finds_the_defining_page_of_every_term(tab, server, edition):
+    """Every glossary term finds the glossary (which defines it); reader's questions find their chapter."""
+    terms = sorted({_term(row, edition) for row in _glossary()})
+    asked = [(q, page) for lang, q, page in QUERIES if lang == edition]
+    found = _search_all(tab, server, edition, terms + [q for q, _ in asked])
+    missing = [t for t in terms if "book/glossary" not in found[t]]
+    assert not missing, f"{edition}: searching these glossary terms does not find the glossary: {missing}"
+    for query, page in asked:
+        assert page in found[query], f"{edition}: searching {query!r} finds {found[query]}, not {page}"
+    assert not tab.outside, f"{edition}: search made requests that left the machine: {tab.outside}"
+
+
+@pytest.mark.parametrize("edition", ["ko", "zh"])
+def test_buttons_made_by_scripts_speak_the_editions_language(tab, server, edition):
+    """The copy buttons and the fold hints are written by JavaScript after load: in the edition's words too."""
+    _open(tab, f"{server}/{_path(edition, 'book/where-does-the-time-go')}")
+    tab.wait_for_selector(".copybtn", state="attached", timeout=10_000)
+    tips = set(tab.eval_on_selector_all(".copybtn", "bs => bs.map(b => b.dataset.tooltip)"))
+    hints = set(
+        tab.eval_on_selector_all(
+            ".toggle-button, .toggle-hidden-text, .toggle-button-hidden", "bs => bs.map(b => b.innerText)"
+        )
+    )
+    english = [t for t in tips | hints if re.search(r"[A-Za-z]{3,}", t or "")]
+    assert tips and not english, f"{edition}: buttons in English: {english}"

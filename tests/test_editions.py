@@ -35,8 +35,9 @@ HTML = ROOT / "_build" / "html"
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "book"))
 
-import editions  # tools/editions.py
 import localfigures  # book/localfigures.py
+
+import editions  # tools/editions.py
 
 CATALOGS = sorted(p.relative_to(LOCALES / "ko") for p in (LOCALES / "ko").rglob("*.po"))
 
@@ -48,6 +49,7 @@ _PLACEHOLDER = re.compile(
     r"(?<![{A-Za-z\\])\{[A-Za-z_]\w*(?:![rsa])?(?::[^{}]*)?\}(?![}`])"
 )  # not \text{...}, not a role
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_FRACTION = re.compile(r"(?<![\d.])1/(?=\{)")
 _ENGLISH_WORD = re.compile(r"\b[A-Za-z]*[a-z][A-Za-z]*\b")
 UNITS = {"FLOPs", "TFLOPs", "GFLOPs", "OPs", "TOPs", "bytes", "byte"}
 
@@ -113,17 +115,38 @@ def test_every_message_with_prose_is_translated(lang: str, catalog: Path):
     assert not fuzzy, f"{lang}/{catalog}: fuzzy translations (review, then drop the fuzzy flag): {fuzzy[:3]}"
 
 
+def printed_messages(lang: str):
+    """Put back the English of a printed message a translation quotes translated: `(x) 문항: 통과` is `Part (x): passed`.
+
+    The notebooks print their messages in the edition's language (the ``code`` messages of the exercise
+    catalogs), so the text that quotes one quotes the translation; any part letter stands for ``(x)``.
+    """
+    table = {}
+    for catalog in [c for c in CATALOGS if c.parts[1] == "exercises"]:
+        for m in messages(lang, catalog):
+            if m.context == "code" and m.string and re.search(r"\(a\)", m.id):
+                table[m.string.replace("(a)", "(x)")] = m.id.replace("(a)", "(x)")
+
+    def english(text: str) -> str:
+        for translated, original in table.items():
+            text = text.replace(f"`{translated}`", f"`{original}`")
+        return text
+
+    return english
+
+
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("catalog", CATALOGS, ids=str)
 def test_translations_keep_every_glued_value_formula_and_name(lang: str, catalog: Path):
+    spans = printed_messages(lang)
     wrong = [
         (
             m.id[:60],
-            sorted((markup(m.id) - markup(m.string)).elements()),
-            sorted((markup(m.string) - markup(m.id)).elements()),
+            sorted((markup(m.id) - markup(spans(m.string))).elements()),
+            sorted((markup(spans(m.string)) - markup(m.id)).elements()),
         )
         for m in messages(lang, catalog)
-        if m.string and markup(m.id) != markup(m.string)
+        if m.string and markup(m.id) != markup(spans(m.string))
     ]
     assert not wrong, f"{lang}/{catalog}: markup lost (-) or added (+): " + "; ".join(
         f"{i!r}: -{a} +{b}" for i, a, b in wrong[:4]
@@ -134,10 +157,14 @@ def test_translations_keep_every_glued_value_formula_and_name(lang: str, catalog
 @pytest.mark.parametrize("catalog", CATALOGS, ids=str)
 def test_no_number_is_typed_into_a_translation(lang: str, catalog: Path):
     """Numbers come from glue roles and the English text; a translation adds none of its own."""
+
+    def numbers(text: str) -> set[str]:
+        return set(_NUMBER.findall(_FRACTION.sub("", text)))  # "1/{0}" writes "{0} times below" as a fraction
+
     typed = [
-        (m.id[:60], sorted(set(_NUMBER.findall(prose(m.string))) - set(_NUMBER.findall(m.id))))
+        (m.id[:60], sorted(numbers(prose(m.string)) - numbers(m.id)))
         for m in messages(lang, catalog)
-        if m.string and not set(_NUMBER.findall(prose(m.string))) <= set(_NUMBER.findall(m.id))
+        if m.string and not numbers(prose(m.string)) <= numbers(m.id)
     ]
     assert not typed, f"{lang}/{catalog}: numbers not in the English message: {typed[:4]}"
 
@@ -245,14 +272,20 @@ def _require_build() -> None:
 def test_each_page_pastes_exactly_the_english_values(lang: str):
     """One set of numbers: every glued value on a translated page is the English page's, one for one.
 
-    A glued phrase ("14 times below") is translated with its numbers kept: values compare by their numbers.
+    A glued phrase ("14 times below") is translated with its numbers kept: values compare by their numbers
+    (a fraction "1/14" written for "14 times below" counts as its 14).
     """
     _require_build()
     for page in sorted((HTML / "book").glob("*.html")):
         english = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         translated = BeautifulSoup((HTML / lang / "book" / page.name).read_text(encoding="utf-8"), "html.parser")
+        for box in translated.select(".edition-only"):  # an erratum about this edition's own source
+            box.decompose()
         values = [
-            Counter(tuple(sorted(localfigures.template(s.get_text())[1])) for s in soup.select(".pasted-text"))
+            Counter(
+                tuple(sorted(localfigures.template(re.sub(r"(?<![\d.])1/(?=\d)", "", s.get_text()))[1]))
+                for s in soup.select(".pasted-text")
+            )
             for soup in (english, translated)
         ]
         assert values[0] == values[1], (
@@ -303,7 +336,12 @@ def test_edition_notebooks_have_the_english_code_and_translated_text(lang: str):
         for cell, cell_en in zip(nb.cells, nb_en.cells):
             assert cell.metadata == cell_en.metadata
             if cell.cell_type == "code":
-                assert cell.source == cell_en.source, "code, tests and names are the same in every edition"
+                assert editions.code_skeleton(cell.source) == editions.code_skeleton(cell_en.source), (
+                    f"{lang}/{english.name}: code, tests and names are the same in every edition"
+                )
+                english_texts = {text for *_, text in editions.code_texts(cell_en.source) if needs_translation(text)}
+                left = english_texts & {text for *_, text in editions.code_texts(cell.source)}
+                assert not left, f"{lang}/{english.name}: comments, docstrings or messages left in English: {left}"
             elif needs_translation(cell_en.source):
                 assert cell.source != cell_en.source, f"{lang}/{english.name}: an English cell is left"
     assert (ROOT / "solutions" / f"rooflines-{lang}" / "language.txt").read_text().strip() == lang
@@ -372,3 +410,324 @@ def test_first_use_of_a_term_on_a_page_gives_the_english(lang: str):
                 if _english(row).lower() not in m.string.lower():
                     missing.append(f"{catalog.stem}: {term} ({_english(row)}) in {m.string[:40]!r}")
     assert not missing, f"{lang}: {len(missing)} first uses without the English term, e.g.\n" + "\n".join(missing[:10])
+
+
+# ----------------------------------------------------------------------------- a student's paths
+
+
+def _soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_links_and_buttons_lead_to_the_editions_own_files(lang: str):
+    """Exercise links, Colab and Binder open the edition's notebooks; the download buttons serve its sources."""
+    _require_build()
+    for page in _pages(lang):
+        soup = _soup(page)
+        hrefs = [a.get("href", "") for a in soup.select("a[href]")]
+        english = [h for h in hrefs if re.search(r"/(exercises|solutions)/rooflines/", h)]
+        assert not english, f"{lang}/{page.name}: links to the English assignment: {english[:2]}"
+        launch = [h for h in hrefs if "colab.research.google.com" in h or "mybinder.org" in h]
+        assert launch or not (HTML / lang / "_sources" / "book" / f"{page.stem}.ipynb").exists(), (
+            f"{lang}/{page.name}: a notebook page without launch buttons"
+        )
+        for href in launch:
+            path = re.search(r"(editions/\w+/book/[\w-]+\.ipynb)$", href)
+            assert path and path.group(1).startswith(f"editions/{lang}/"), f"{lang}/{page.name}: {href}"
+            assert (ROOT / path.group(1)).is_file(), f"{lang}/{page.name}: {path.group(1)} is not in the repository"
+    script = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}[lang]
+    for source in sorted((HTML / lang / "_sources" / "book").glob("*.*")):
+        text = source.read_text(encoding="utf-8")
+        if source.suffix == ".ipynb":
+            nb = nbformat.reads(text, as_version=4)
+            text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        else:
+            text = re.sub(r"```\{code-cell\}.*?```", " ", text, flags=re.S)
+        native, english = len(re.findall(script, prose(text))), len(re.findall(r"\b[a-z]{4,}\b", prose(text)))
+        assert native > 5 * english, f"{lang}: the download {source.name} is not in the edition's language"
+
+
+def test_edition_notebooks_are_in_sync_with_their_catalogs(tmp_path: Path):
+    """editions/<lang>/book/*.ipynb (what Colab and Binder open) is what `tools/editions.py notebooks` writes."""
+    editions.write_notebooks(target=tmp_path)
+    for lang in LANGS:
+        fresh = sorted((tmp_path / lang / "book").glob("*.ipynb"))
+        committed = sorted((ROOT / "editions" / lang / "book").glob("*.ipynb"))
+        assert [p.name for p in fresh] == [p.name for p in committed], (
+            f"{lang}: run `python tools/editions.py notebooks`"
+        )
+        for new in fresh:
+            old = ROOT / "editions" / lang / "book" / new.name
+            assert new.read_bytes() == old.read_bytes(), f"editions/{lang}/book/{new.name} is out of date"
+            nb = nbformat.read(new, as_version=4)
+            english = [c.source for c in nb.cells if c.cell_type == "markdown" and "exercises/rooflines/" in c.source]
+            assert not english, f"{lang}/{new.name}: a link to the English assignment"
+
+
+# Words an interface may keep in English: product names, keys, file types.
+INTERFACE_ENGLISH = {"Binder", "Colab", "Ctrl", "PDF", "JavaScript", "FLOPs", "ipynb", "pdf", "html"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_interface_around_the_text_is_in_the_editions_language(lang: str):
+    """Theme words, tooltips, labels, search box, site title and footer: no English left."""
+    from bs4 import Comment
+
+    _require_build()
+    title = {"ko": "루프라인 강좌", "zh": "屋顶线课程"}[lang]
+    for page in [*_pages(lang), HTML / lang / "search.html"]:
+        soup = _soup(page)
+        assert soup.title.get_text().endswith(title), f"{lang}/{page.name}: <title> {soup.title.get_text()!r}"
+        for tag in soup.select("article, script, style, noscript"):
+            tag.decompose()
+        left = set()
+        for tag in soup.find_all(True):
+            for attribute in ("title", "aria-label", "placeholder", "data-bs-title", "alt"):
+                left |= {w for w in re.findall(r"[A-Za-z]{3,}", tag.get(attribute) or "") if w not in INTERFACE_ENGLISH}
+        for text in soup.find_all(string=True):
+            if not isinstance(text, Comment):
+                left |= {w for w in re.findall(r"[A-Za-z]{3,}", text) if w not in INTERFACE_ENGLISH}
+        assert not left, f"{lang}/{page.name}: English words in the interface: {sorted(left)[:10]}"
+
+
+# ----------------------------------------------------------------------------- one word per concept
+
+
+def usage() -> dict[str, dict[str, str]]:
+    with (ROOT / "book" / "glossary-usage.csv").open(encoding="utf-8", newline="") as fh:
+        return {row["en"]: row for row in csv.DictReader(fh)}
+
+
+def test_every_glossary_term_has_a_definition_in_every_language():
+    defined = usage()
+    for row in glossary():
+        for column in ("definition_en", "definition_ko", "definition_zh"):
+            text = (defined.get(row["en"]) or {}).get(column) or ""
+            assert text.strip(), f"book/glossary-usage.csv: {row['en']!r} has no {column}"
+            assert "$" not in text and "\\" not in text, f"{row['en']!r}: {column} is shown as plain text, no TeX"
+    assert set(defined) <= {row["en"] for row in glossary()}, "glossary-usage.csv names a term glossary.csv lacks"
+
+
+_UNTRANSLATED = re.compile(r"\$\$.*?\$\$|\$[^$]+\$|`[^`]*`|\{[\w:-]+\}`[^`]*`|\]\([^)]*\)|https?://\S+", re.S)
+
+
+def _student_texts(lang: str, mask: str = " ") -> list[tuple[str, str]]:
+    """``(where, text)`` of everything a reader of the edition reads: pages, exercises, feedback, figures.
+
+    The catalogs (pages, figure texts, glued phrases, exercise cells, feedback messages), the edition
+    notebooks (assignments and chapters) and the feedback catalogue's column, code and math left out.
+    """
+    texts = [  # a message kept as it is (an equation, whose words math.po translates) is not written by a translator
+        (f"{catalog}", m.string)
+        for catalog in CATALOGS
+        for m in messages(lang, catalog)
+        if m.string and m.string != m.id
+    ]
+    for notebook in sorted((ROOT / "solutions" / f"rooflines-{lang}").glob("*.ipynb")) + sorted(
+        (ROOT / "editions" / lang / "book").glob("*.ipynb")
+    ):
+        nb = nbformat.read(notebook, as_version=4)
+        texts += [(notebook.name, c.source) for c in nb.cells if c.cell_type == "markdown"]
+    with (ROOT / "solutions" / "rooflines" / "feedback.csv").open(encoding="utf-8", newline="") as fh:
+        texts += [(f"feedback.csv {row['id']}", row[lang]) for row in csv.DictReader(fh)]
+    return [(where, _UNTRANSLATED.sub(mask, text)) for where, text in texts]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_glossary_term_drifts(lang: str):
+    """Each concept has one rendering: the ones glossary-usage.csv lists to avoid appear nowhere a student reads."""
+    avoid = {
+        row["en"]: [re.compile(p) for p in row[f"avoid_{lang}"].split("|") if p]
+        for row in usage().values()
+        if row[f"avoid_{lang}"].strip()
+    }
+    drift = [
+        f"{where}: {term!r} written {hit.group(0)!r} in …{text[max(0, hit.start() - 15) : hit.end() + 15]}…"
+        for where, text in _student_texts(lang)
+        for term, patterns in avoid.items()
+        for pattern in patterns
+        for hit in [pattern.search(text)]
+        if hit
+    ]
+    assert not drift, f"{lang}: {len(drift)} renderings the glossary avoids:\n" + "\n".join(drift[:12])
+
+
+# ----------------------------------------------------------------------------- typography
+
+_MASKED = re.compile(r"\$\$.*?\$\$|\$[^$]+\$|`[^`]*`|\{[\w:-]+\}`[^`]*`|\{\w*(?::[^{}]*)?\}", re.S)
+_CJK = r"[\u4e00-\u9fff]"
+CHINESE_TYPOGRAPHY = {
+    "a space after full-width punctuation": re.compile(r"[。，、；：？！）」』】》]\**[ \u00a0]+(?=\S)"),
+    "a space before full-width punctuation": re.compile(r"[^\s*][ \u00a0]+[。，、；：？！）」』】》]"),
+    "half-width punctuation between Chinese characters": re.compile(_CJK + r"[,;:?!]\s*" + _CJK),
+    "a space between a number and %": re.compile(r"[\dX][ \u00a0]+%"),
+}
+
+
+def _chinese_typography(text: str) -> list[str]:
+    return [
+        f"{name}: …{text[max(0, hit.start() - 10) : hit.end() + 10]}…"
+        for name, pattern in CHINESE_TYPOGRAPHY.items()
+        for hit in pattern.finditer(text)
+    ]
+
+
+def test_the_typography_check_notices_what_it_must():
+    assert _chinese_typography("计算。 然后") and _chinese_typography("计算,然后") and _chinese_typography("低 6 %")
+    assert _chinese_typography("是 X 。") and not _chinese_typography("是 X。然后（bf16）占 2 字节，约 6%。")
+
+
+def test_chinese_typography_in_catalogs_and_built_pages():
+    """No space after 。？ etc., no half-width ,;:?! between Chinese characters, no space before %."""
+    found = [
+        f"{where}: {p}"
+        for where, text in _student_texts("zh", "X")
+        for p in _chinese_typography(_MASKED.sub("X", text))
+    ]
+    _require_build()
+    for page in _pages("zh"):
+        article = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find("article")
+        for tag in article.select("pre, script, .cell_output"):
+            tag.decompose()
+        for tag in article.select("code, .math, .pasted-text"):
+            tag.replace_with("X" if "pasted-text" not in tag.get("class", []) else tag.get_text())
+        for block in article.find_all(["p", "li", "td", "th", "h1", "h2", "h3", "figcaption", "dt", "dd"]):
+            found += [f"{page.name}: {p}" for p in _chinese_typography(block.get_text())]
+    assert not found, f"zh: {len(found)} typography slips:\n" + "\n".join(sorted(set(found))[:12])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_percent_is_written_without_a_space(lang: str):
+    spaced = [f"{where}: {text[max(0, m.start() - 15) : m.end()]}" for where, text in _student_texts(lang, "X")
+              for m in re.finditer(r"(?:\d|X)[ \u00a0]+%", _MASKED.sub("X", text))]  # fmt: skip
+    assert not spaced, f"{lang}: '%' after a space: {spaced[:5]}"
+
+
+# ----------------------------------------------------------------------------- Korean particles after numbers
+
+# The last syllable of a number read aloud in Sino-Korean (8755.6: 팔천칠백오십오 점 육).
+_DIGIT = dict(zip("0123456789", "영일이삼사오육칠팔구"))
+_POWERS = ((10**12, "조"), (10**8, "억"), (10**4, "만"), (1000, "천"), (100, "백"), (10, "십"))
+
+
+def spoken_end(value: str) -> str | None:
+    """The syllable a glued value ends on when read aloud, or None if it does not end in a number."""
+    text = value.strip().replace(",", "")
+    exponent = re.search(r"\de[+-]?(\d+)$", text)
+    if exponent:
+        return spoken_end(exponent.group(1))  # 3.93e14, read 삼 점 구삼 이 십사: ends like 14
+    found = re.search(r"(\d+(?:\.\d+)?)\s*(%|×)?$", text)
+    if not found:
+        return None
+    number, unit = found.groups()
+    if unit:
+        return {"%": "트", "×": "배"}[unit]
+    if "." in number or int(number) % 10:
+        return _DIGIT[number[-1]]
+    n = int(number)
+    return "영" if n == 0 else next(word for power, word in _POWERS if n % power == 0)
+
+
+_PARTICLES = [
+    ("으로", "로"),
+    ("은", "는"),
+    ("을", "를"),
+    ("과", "와"),
+    ("이", "가"),
+]  # after a final consonant / a vowel
+_COPULA = re.compile(r"^(다|며|고|면|므로|라고|라는|라면|지만)(?![\uac00-\ud7a3])")
+
+
+def particle_error(value: str, after: str) -> str | None:
+    """What is wrong with the particle ``after`` a glued ``value`` (None if it fits)."""
+    end = spoken_end(value)
+    if end is None or not after or not re.match(r"[\uac00-\ud7a3]", after):
+        return None
+    final = (ord(end) - 0xAC00) % 28  # 0: no final consonant; 8: ㄹ
+    if final and _COPULA.match(after):
+        return f"{value}{after[:3]}: read as …{end}, so 이{after[:2]}"
+    for consonant, vowel in _PARTICLES:
+        if re.match(r"이(다|며|고|므로|라|면|지만|어서|었)", after):
+            return None  # the full copula fits after any number
+        got = consonant if after.startswith(consonant) else vowel if after.startswith(vowel) else None
+        if got is None:
+            continue
+        want = (vowel if final in (0, 8) else consonant) if consonant == "으로" else (consonant if final else vowel)
+        return None if got == want else f"{value}{after[:3]}: read as …{end}, so {want}"
+    return None
+
+
+def test_particle_rules_notice_what_they_must():
+    assert particle_error("8755.6", "다.") and not particle_error("8755.6", "이다.")
+    assert not particle_error("295.4", "이다.") and particle_error("240", "를") and not particle_error("240", "을")
+    assert particle_error("3.93e14", "을") and not particle_error("50%", "를") and not particle_error("128", "로")
+    assert particle_error("6", "로") and not particle_error("6", "으로") and not particle_error("ms", "를")
+
+
+def test_korean_particles_fit_glued_numbers():
+    """A glued number takes the particle of how it is read aloud; the copula after any glued value is 이다."""
+    copula = re.compile(r"(\{glue:text\}`[^`]+`|\{\w*(?::[^{}]*)?\})" + _COPULA.pattern.lstrip("^"))
+    bare = [f"{where}: {m.group(0)}" for where, text in _student_texts("ko") for m in copula.finditer(text)]
+    bare = [f"{c}: {m.string[max(0, m.start() - 10) : m.end()]}" for c in CATALOGS for x in messages("ko", c)
+            for m in copula.finditer(x.string or "")] + bare  # fmt: skip
+    assert not bare, "ko: after a glued value write 이다/이며/이고 (its number may end in a consonant):\n" + "\n".join(
+        bare[:8]
+    )
+    _require_build()
+    wrong = []
+    for page in _pages("ko"):
+        for span in BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select(".pasted-text"):
+            after = span.next_sibling if isinstance(span.next_sibling, str) else ""
+            problem = particle_error(span.get_text(), after)
+            if problem:
+                wrong.append(f"{page.name}: {problem}")
+    assert not wrong, "ko: particles that do not fit the number before them:\n" + "\n".join(wrong[:10])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_what_the_chapters_print_is_in_the_editions_language(lang: str):
+    """A chapter's printed output says `-> 통신 제약`, not `-> communication-bound` (names and units aside)."""
+    _require_build()
+    left = []
+    for page in _pages(lang):
+        for block in _soup(page).select(".cell_output .output.stream"):
+            words = set(re.findall(r"(?<![/\w])[a-z][a-z-]{2,}\b", block.get_text()))  # units (FLOPs/byte) aside
+            left += [f"{page.name}: {w}" for w in sorted(words)]
+    assert not left, f"{lang}: English words in printed outputs: {left[:10]}"
+
+
+SUBSCRIPTS = {"math", "comms", "crit", "upper", "lower", "int8", "bf16"}  # T_\text{math}: names, not words
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_equations_are_whole_and_speak_the_editions_language(lang: str):
+    """Every equation keeps its formula, and its words (\\text{communication bytes}) are the edition's."""
+    _require_build()
+    english_math = {
+        page.name: [m.get_text() for m in _soup(page).select(".math")]
+        for page in sorted((HTML / "book").glob("*.html"))
+    }
+    for page in _pages(lang):
+        maths = [m.get_text() for m in _soup(page).select(".math")]
+        assert len(maths) >= len(english_math[page.name]) and not any("::" in m for m in maths), (
+            f"{lang}/{page.name}: an equation was lost in translation"
+        )
+        words = []
+        for math in maths:
+            for text in re.findall(r"\\text\{([^{}]*)\}", math):
+                rest = re.sub(r"\b(?:T?FLOPs|OPs|bytes)(?:/(?:s|byte))?\b|\bHBM\b", " ", text)
+                words += [w for w in re.findall(r"\b[A-Za-z]{3,}\b", rest) if w not in SUBSCRIPTS]
+        assert not words, f"{lang}/{page.name}: English words in equations: {sorted(set(words))}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_comments_of_the_code_a_page_shows_are_in_its_language(lang: str):
+    """`# book's H100 bf16 peak` reads `# 책의 H100 bf16 최대 성능` in the Korean chapter; the code is unchanged."""
+    _require_build()
+    left = []
+    for page in _pages(lang):
+        for block in _soup(page).select(".cell_input pre"):
+            for *_, text in editions.code_texts(block.get_text(), english_only=False):
+                left += [f"{page.name}: {text!r}" for w in re.findall(r"(?<![/\w])[a-z]{3,}(?![/\w])", text)][:1]
+    assert not left, f"{lang}: English comments in the code the pages show: {left[:8]}"

@@ -10,11 +10,13 @@ Usage::
     python tools/editions.py build ko zh      # after the English build (make book does both)
     python tools/editions.py update-po        # after editing English prose: refresh every .po
     python tools/editions.py exercises        # write solutions/rooflines-<lang>/ from the .po files
+    python tools/editions.py notebooks        # write editions/<lang>/book/*.ipynb from the .po files
 
 The exercises are translated the same way: one ``.po`` per notebook under
 ``locales/<lang>/LC_MESSAGES/exercises/`` (one message per markdown cell, its nbgrader
-``grade_id`` as context) and ``feedback.po`` (one message per catalogue id). Code cells are
-copied unchanged, so every edition defines the same names and runs the same hidden tests.
+``grade_id`` as context; each comment, docstring and ``print`` message of a code cell, context
+``code``) and ``feedback.po`` (one message per catalogue id). Only those texts of a code cell are
+translated, so every edition defines the same names and runs the same hidden tests.
 """
 
 from __future__ import annotations
@@ -99,7 +101,104 @@ def build(language: str) -> Path:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(work / "_build" / "html", target)
+    _edition_sources(language, target)
     return target
+
+
+NOTEBOOKS = ROOT / "editions"
+
+
+def _page_messages(language: str, page: str) -> list[tuple[str, str]]:
+    """``(English, translation)`` of a chapter's messages and its problems' titles, longest first."""
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog
+
+    found = {english: text for (_, english), text in catalog(language, f"book/{page}").items() if text}
+    found |= {english: text for (context, english), text in catalog(language, "pasted").items() if context == "title"}
+    return sorted(found.items(), key=lambda item: -len(item[0]))
+
+
+def translate_markdown(source: str, translations: list[tuple[str, str]]) -> str:
+    """A markdown cell with each translated message put in place of its English (line breaks may differ)."""
+    for english, text in translations:
+        words = english.split()
+        if not words:
+            continue
+        pattern = r"(?<![\w])" + r"\s+".join(map(re.escape, words)) + r"(?![\w])"
+        source = re.sub(pattern, lambda _m, text=text: text, source)
+    return source
+
+
+_ONLY = re.compile(r"^(`{3,}|:{3,})\{only\} edition_(\w+)\n(.*?)^\1[ \t]*$\n?", re.M | re.S)
+
+
+def only_for(language: str, source: str) -> str:
+    """A markdown cell as an edition shows it: ``{only} edition_<lang>`` blocks kept for that edition alone."""
+    return _ONLY.sub(lambda m: m.group(3) if m.group(2) == language else "", source)
+
+
+def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
+    """A chapter as a notebook in an edition's language: its markdown translated, its code unchanged."""
+    import jupytext
+
+    nb = jupytext.read(page)
+    translations = _page_messages(language, page.stem)
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog
+
+    math_words = {english: text for (context, english), text in catalog(language, "math").items() if not context}
+    comments = {
+        ("code", english): text for (context, english), text in catalog(language, "code").items() if not context
+    }
+    for number, cell in enumerate(nb.cells):
+        cell.id = f"{page.stem}-{number}"  # the same notebook every time it is written
+        if cell.cell_type == "code":  # the comments the book shows (code.po); hidden plumbing stays as it is
+            cell.source = translate_code(cell.source, comments)[0]
+        if cell.cell_type == "markdown":
+            source = only_for(language, cell.source)
+            source = translate_markdown(source, translations)
+            source = re.sub(
+                r"\\text\{([^{}]*)\}", lambda m: "\\text{" + math_words.get(m.group(1), m.group(1)) + "}", source
+            )
+            cell.source = re.sub(
+                r"(github\.com/[^/\s]+/[^/\s]+/blob/[^/\s]+/(?:exercises|solutions)/rooflines)/",
+                rf"\1-{language}/",
+                source,
+            )
+    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def chapters() -> list[Path]:
+    """The book's pages, as ``_toc.yml`` lists them."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    names = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
+    return [ROOT / f"{name}.md" for name in names]
+
+
+def write_notebooks(languages: tuple[str, ...] = LANGUAGES, target: Path = NOTEBOOKS) -> None:
+    """Write ``editions/<lang>/book/<page>.ipynb``: what an edition's Colab and Binder buttons open."""
+    for language in languages:
+        folder = target / language / "book"
+        folder.mkdir(parents=True, exist_ok=True)
+        for page in chapters():
+            nbformat.write(chapter_notebook(language, page), folder / f"{page.stem}.ipynb")
+
+
+def _edition_sources(language: str, html: Path) -> None:
+    """The download buttons of an edition serve its own notebook and source, not the English ones."""
+    import jupytext
+
+    sources = html / "_sources" / "book"
+    for page in chapters():
+        nb = chapter_notebook(language, page)
+        if (sources / f"{page.stem}.ipynb").exists():
+            nbformat.write(nb, sources / f"{page.stem}.ipynb")
+        if (sources / f"{page.stem}.md").exists():
+            english = jupytext.read(page)
+            nb.metadata = english.metadata
+            jupytext.write(nb, sources / f"{page.stem}.md", fmt="md:myst")
 
 
 def update_po() -> None:
@@ -148,6 +247,74 @@ def markdown_cells(notebook: Path) -> list[tuple[str, str]]:
         if cell.cell_type == "markdown" and not meta.get("solution", False):
             cells.append((meta.get("grade_id", ""), cell.source))
     return cells
+
+
+CODE_CONTEXT = "code"  # the context of a code cell's comments, docstrings and printed messages
+_STRING = re.compile(r"(?s)([rRuU]?)(\"\"\"|'''|\"|')(.*)\2")
+_WORDS = re.compile(r"[A-Za-z]{3,}")
+
+
+def code_texts(source: str, english_only: bool = True) -> list[tuple[int, int, str, str]]:
+    """What a student reads in a code cell: ``(start, end, prefix, text)`` of each comment, docstring and
+    ``print("...")`` message with English words in it; ``source[start:end]`` is its text alone.
+
+    nbgrader's ``### BEGIN SOLUTION``-style markers are left alone, and so is every other string: names,
+    keys and format strings are code.
+    """
+    import io
+    import tokenize
+
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(row: int, col: int) -> int:
+        return offsets[row - 1] + col
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    found = []
+    for i, token in enumerate(tokens):
+        start, end = at(*token.start), at(*token.end)
+        if token.type == tokenize.COMMENT and not token.string.startswith("###"):
+            text = token.string.lstrip("#").strip()
+            if _WORDS.search(text) or not english_only:
+                found.append((end - len(token.string.lstrip("#").lstrip()), end, "comment", text))
+        elif token.type == tokenize.STRING:
+            before = [t for t in tokens[:i] if t.type not in (tokenize.NL, tokenize.COMMENT)]
+            docstring = not before or before[-1].type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+            printed = len(before) >= 2 and before[-1].string == "(" and before[-2].string == "print"
+            quoted = _STRING.fullmatch(token.string)
+            if (docstring or printed) and quoted and (_WORDS.search(quoted.group(3)) or not english_only):
+                inner = start + len(quoted.group(1)) + len(quoted.group(2))
+                found.append((inner, inner + len(quoted.group(3)), quoted.group(2), quoted.group(3)))
+    return found
+
+
+def translate_code(source: str, done: dict[tuple[str, str], str]) -> tuple[str, list[str]]:
+    """A code cell with its comments, docstrings and printed messages translated; and those untranslated."""
+    missing = []
+    for start, end, kind, text in reversed(code_texts(source)):
+        key = (CODE_CONTEXT, text)
+        if key not in done:
+            missing.append(text)
+            continue
+        new = done[key]
+        if kind not in ("comment", '"""', "'''"):
+            new = new.replace("\\", "\\\\").replace(kind, "\\" + kind)
+        source = source[:start] + new + source[end:]
+    return source, missing
+
+
+def code_skeleton(source: str) -> list[str]:
+    """A code cell's tokens without the texts ``code_texts`` translates: the same in every edition."""
+    texts = code_texts(source, english_only=False)
+    for start, end, _, _ in reversed(texts):
+        source = source[:start] + "…" + source[end:]
+    return source.split()
 
 
 def catalogue_rows() -> list[dict[str, str]]:
@@ -231,6 +398,10 @@ def update_exercise_po() -> None:
         template = Catalog()
         for grade_id, text in markdown_cells(notebook):
             template.add(text, context=grade_id)
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            if cell.cell_type == "code":
+                for *_, text in code_texts(cell.source):
+                    template.add(text, context=CODE_CONTEXT)
         templates[notebook.stem] = template
     feedback = Catalog()
     for row in catalogue_rows():
@@ -280,6 +451,10 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
             nb = nbformat.read(notebook, as_version=4)
             for cell in nb.cells:
                 meta = cell.metadata.get("nbgrader", {})
+                if cell.cell_type == "code":  # its comments, docstrings and printed messages
+                    cell.source, untranslated = translate_code(cell.source, done)
+                    missing += [f"{language}: {notebook.stem} code {text[:40]!r}" for text in untranslated]
+                    continue
                 if cell.cell_type != "markdown" or meta.get("solution", False):
                     continue
                 key = (meta.get("grade_id", ""), cell.source)
@@ -299,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     p_build.add_argument("languages", nargs="*", default=list(LANGUAGES), choices=LANGUAGES)
     sub.add_parser("update-po", help="refresh every .po under locales/ from the English pages and exercises")
     sub.add_parser("exercises", help="write solutions/rooflines-<lang>/ and feedback.csv's language columns")
+    sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb, the chapters the launch buttons open")
     args = parser.parse_args(argv)
     if args.command == "build":
         for language in args.languages:
@@ -308,6 +484,8 @@ def main(argv: list[str] | None = None) -> int:
         update_figure_po()
         update_pasted_po()
         update_exercise_po()
+    elif args.command == "notebooks":
+        write_notebooks()
     else:
         missing = write_exercises()
         for item in missing:

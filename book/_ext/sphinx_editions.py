@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import json
 import re
 import sys
 from pathlib import Path
@@ -166,6 +167,15 @@ class TranslateTocCaptions(SphinxTransform):
                 toctree["caption"] = catalog[(None, caption)]
 
 
+def _edition_tag(app: Sphinx, config: Any) -> None:
+    """Tag the build with its edition, so ``{only} edition_zh`` keeps a box for the Chinese edition alone.
+
+    The errata about a source in one language (the Chinese study summary, the Korean translation)
+    sit in the chapters of that language's edition; every edition lists them on the errata page.
+    """
+    app.tags.add(f"edition_{edition(config)}")
+
+
 def _chinese_search_words(app: Sphinx, config: Any) -> None:
     """Teach the Chinese search's word segmenter (jieba) the glossary's terms, so each is indexed whole."""
     if edition(config) != "zh":
@@ -178,7 +188,8 @@ def _chinese_search_words(app: Sphinx, config: Any) -> None:
     path = Path(app.doctreedir) / "jieba-glossary.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{word} 100 n\n" for word in sorted(words)), encoding="utf-8")
-    config.html_search_options = {**(config.html_search_options or {}), "dict": str(path)}
+    single = " ".join(sorted(word for word in words if len(word) == 1))
+    config.html_search_options = {**(config.html_search_options or {}), "dict": str(path), "single_words": single}
 
 
 @functools.cache
@@ -253,6 +264,487 @@ class TranslateExerciseTitles(SphinxPostTransform):
                 LOGGER.warning("exercise title %r has no %s translation in pasted.po", english, lang, location=node)
 
 
+# --- what the chapters' code prints ------------------------------------------------------------
+
+
+@functools.cache
+def _output_phrases(lang: str) -> list[tuple[re.Pattern[str], str]]:
+    """``outputs.po`` as substitutions, longest phrase first; ``{0}``, ``{1}`` stand for numbers."""
+    phrases = [(english, text) for (context, english), text in _catalog(lang, "outputs").items() if context is None]
+    compiled = []
+    for english, text in sorted(phrases, key=lambda item: -len(item[0])):
+        parts = re.split(r"\{(\d)\}", english)
+        pattern = "".join(re.escape(p) if i % 2 == 0 else rf"(?P<n{p}>[\d.,]+)" for i, p in enumerate(parts))
+        edge = r"(?<![\w-])" if english[:1].isalnum() else ""
+        compiled.append((re.compile(edge + pattern + (r"(?![\w-])" if english[-1:].isalnum() else "")), text))
+    return compiled
+
+
+def translate_output(text: str, lang: str) -> str:
+    """A printed output in the edition's language: each phrase of ``outputs.po`` replaced, numbers kept."""
+    for pattern, translation in _output_phrases(lang):
+        text = pattern.sub(lambda m, t=translation: re.sub(r"\{(\d)\}", lambda n: m.group(f"n{n.group(1)}"), t), text)
+    return text
+
+
+class TranslateOutputs(SphinxPostTransform):
+    """Put what a chapter's code prints (``-> communication-bound``) into the page's language."""
+
+    default_priority = 20
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        for block in list(self.document.findall(nodes.literal_block)):
+            if "output" in block.get("classes", []) and "stream" in block.get("classes", []):
+                text = block.astext()
+                translated = translate_output(text, lang)
+                if translated != text:
+                    block.children = [nodes.Text(translated)]
+                    block.rawsource = translated
+
+
+class TranslateMathWords(SphinxPostTransform):
+    """The words of an equation in the page's language: ``\\text{communication bytes}`` from ``math.po``.
+
+    Sphinx's i18n cannot translate a display equation (it re-parses the translation as a literal
+    block), and a translation must keep its inline math as written; so the words inside ``\\text{}``
+    are swapped here. Subscripts such as ``T_\\text{math}`` are names, not words: ``math.po`` omits them.
+    """
+
+    default_priority = 20
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        words = {english: text for (context, english), text in _catalog(lang, "math").items() if context is None}
+        for node in list(self.document.findall(lambda n: isinstance(n, (nodes.math, nodes.math_block)))):
+            latex = node.astext()
+            new = re.sub(r"\\text\{([^{}]*)\}", lambda m: "\\text{" + words.get(m.group(1), m.group(1)) + "}", latex)
+            if new != latex:
+                node.children = [nodes.Text(new)]
+                if "latex" in node:
+                    node["latex"] = new
+
+
+class TranslateCodeComments(SphinxPostTransform):
+    """The comments of a chapter's code, as the reader sees it, in the page's language (``code.po``).
+
+    Only comments and docstrings change (``tools/editions.py`` finds them, as in the exercises): the code runs
+    as written, and every edition shows the same names.
+    """
+
+    default_priority = 20
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        sys.path.insert(0, str(ROOT / "tools"))
+        from editions import translate_code
+
+        done = {("code", english): text for (context, english), text in _catalog(lang, "code").items() if not context}
+        for block in list(self.document.findall(nodes.literal_block)):
+            parent = block.parent
+            if parent is None or "cell_input" not in parent.get("classes", []):
+                continue
+            source = block.astext()
+            translated, _ = translate_code(source, done)
+            if translated != source:
+                block.children = [nodes.Text(translated)]
+                block.rawsource = translated
+
+
+# --- the site around the text: theme strings, title, footer, launch buttons ---------------------
+
+# Message domains whose strings an edition's ``theme.po`` translates first (Sphinx's and the themes'
+# own catalogs stay behind it, for everything it does not name).
+THEME_DOMAINS = ("sphinx", "booktheme", "togglebutton", "exercise")
+COPY_BUTTON = {
+    "copy": "Copy",
+    "copy_to_clipboard": "Copy to clipboard",
+    "copy_success": "Copied!",
+    "copy_failure": "Failed to copy",
+}
+ATTRIBUTES = ("title", "aria-label", "placeholder", "data-bs-title", "data-bs-original-title", "alt")
+
+
+@functools.cache
+def theme_catalog(lang: str) -> dict[str, str]:
+    """English interface string -> this edition's, from ``locales/<lang>/LC_MESSAGES/theme.po``."""
+    return {english: text for (context, english), text in _catalog(lang, "theme").items() if context is None}
+
+
+def _theme_translations(app: Sphinx, config: Any) -> None:
+    """Put ``theme.po`` in front of Sphinx's, the themes' and the extensions' own translations.
+
+    Their catalogs miss strings (``Color mode``) or word them for another region (Traditional
+    Chinese ``列印``); a string ``theme.po`` names is taken from it, any other from theirs.
+    The configuration values built from interface words (title, author, search box, toggle hints)
+    are set here too.
+    """
+    import gettext
+    import io
+
+    from babel.messages.catalog import Catalog
+    from babel.messages.mofile import write_mo
+    from sphinx import locale
+
+    lang = edition(config)
+    if lang == "en":
+        return
+    words = theme_catalog(lang)
+    catalog = Catalog(locale=lang)
+    for english, text in words.items():
+        catalog.add(english, text)
+    data = io.BytesIO()
+    write_mo(data, catalog)
+    for domain in THEME_DOMAINS:
+        ours = gettext.GNUTranslations(io.BytesIO(data.getvalue()))
+        theirs = locale.translators.get(("general", domain))
+        if theirs is not None and theirs.__class__ is not gettext.NullTranslations:
+            ours.add_fallback(theirs)
+        locale.translators[("general", domain)] = ours
+        if domain == "sphinx":
+            app.translator = ours  # what the HTML templates' _() reads
+    title = words.get(config.html_title or "", config.html_title)
+    config.html_title = config.project = title
+    config.author = words.get(config.author, config.author)
+    config.html_theme_options = {**(config.html_theme_options or {})}
+    config.html_theme_options["search_bar_text"] = words.get("Search this book...", "Search this book...")
+    # sphinx-copybutton picks its words by <html lang> from a table that lacks Korean: give it this edition's
+    copy = {key: words.get(english, english) for key, english in COPY_BUTTON.items()}
+    app.add_js_file(
+        None,
+        body=f"if (typeof messages !== 'undefined') {{ messages[{json.dumps(lang)}] = {json.dumps(copy, ensure_ascii=False)}; "
+        f"messages[document.documentElement.lang] = messages[{json.dumps(lang)}]; locale = document.documentElement.lang; }}",
+        priority=600,  # after copybutton.js (500), before the page is loaded and its buttons are made
+    )
+    config.togglebutton_hint = words.get("Click to show", "Click to show")
+    config.togglebutton_hint_hide = words.get("Click to hide", "Click to hide")
+
+
+def _edition_path(lang: str, path: str) -> str:
+    """A repository path in this edition: a chapter's translated notebook, an edition's assignment."""
+    if re.fullmatch(r"book/[\w-]+\.(?:md|ipynb)", path):
+        return f"editions/{lang}/{path.rsplit('.', 1)[0]}.ipynb"
+    return re.sub(r"^(exercises|solutions)/rooflines/", rf"\1/rooflines-{lang}/", path)
+
+
+class EditionLinks(SphinxPostTransform):
+    """Send a reader of an edition to its own files: ``exercises/rooflines/`` becomes ``rooflines-<lang>/``."""
+
+    default_priority = 900
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = edition(self.app)
+        if lang == "en":
+            return
+        for node in self.document.findall(nodes.reference):
+            uri = node.get("refuri", "")
+            found = re.match(r"(https://github\.com/[^/]+/[^/]+/(?:blob|tree)/[^/]+/)(.+)$", uri)
+            if found:
+                node["refuri"] = found.group(1) + _edition_path(lang, found.group(2))
+
+
+def _localise_html(html: str, lang: str) -> str:
+    """An edition's page with its interface words, launch buttons and exercise titles in its language."""
+    words = theme_catalog(lang)
+    head, sep, rest = html.partition("<article")
+    body, sep2, tail = rest.partition("</article>")
+
+    def attribute(match: re.Match) -> str:
+        value = match.group(3)
+        return f"{match.group(1)}={match.group(2)}{words.get(value, value)}{match.group(2)}"
+
+    def text(match: re.Match) -> str:
+        value = match.group(2)
+        return f"{match.group(1)}{words.get(value, value)}{match.group(3)}"
+
+    names = "|".join(map(re.escape, ATTRIBUTES))
+    pattern_attr = re.compile(rf'(\b(?:{names}))=(["\'])([^"\'<>]*)\2')
+    pattern_text = re.compile(r"(>\s*)([^<>]*?[A-Za-z][^<>]*?)(\s*<)")
+
+    def outside(part: str) -> str:
+        return pattern_text.sub(text, pattern_attr.sub(attribute, part))
+
+    head, tail = outside(head), outside(tail)
+    body = pattern_attr.sub(attribute, body)
+    author = words.get("The Roofline Course contributors", "")
+    head = re.sub(
+        r'(<p class="component-author">).*?(</p>)',
+        lambda m: m.group(1) + "\n" + words.get("By {author}", "By {author}").format(author=author) + "\n" + m.group(2),
+        head,
+        flags=re.S,
+    )
+    tail = re.sub(
+        r'(<p class="component-author">).*?(</p>)',
+        lambda m: m.group(1) + "\n" + words.get("By {author}", "By {author}").format(author=author) + "\n" + m.group(2),
+        tail,
+        flags=re.S,
+    )
+    # launch buttons: the chapter's translated notebook in the repository
+    page = lambda m: m.group(1) + _edition_path(lang, m.group(2))
+    head = re.sub(
+        r"(colab\.research\.google\.com/github/[^\"']+?/blob/[^/\"']+/)(book/[\w-]+\.(?:md|ipynb))", page, head
+    )
+    head = re.sub(r"(mybinder\.org/v2/gh/[^\"']+?urlpath=tree/)(book/[\w-]+\.(?:md|ipynb))", page, head)
+    # a solution's title: "Solution to" + the exercise's title, in this language's order
+    solution = words.get("Solution to {exercise}", "")
+    marker = words.get("Solution to", "")
+
+    def solution_title(match: re.Match) -> str:
+        link = f"{match.group(1)}{match.group(2).strip()}</a>"
+        return '<p class="admonition-title">' + solution.format(exercise=link) + "</p>"
+
+    if solution and marker:
+        body = re.sub(
+            r'<p class="admonition-title">'
+            + re.escape(marker)
+            + r'\s*(<a class="reference internal" href="[^"]*">)(.*?)</a>\s*</p>',
+            solution_title,
+            body,
+            flags=re.S,
+        )
+    if lang == "zh":  # full-width brackets around a Chinese title: 练习 1（int8 矩阵乘法）
+        body = re.sub(
+            r'(<p class="admonition-title">.*?</p>)',
+            lambda m: re.sub(r" \(([^()<>]*)\)", r"（\1）", m.group(1)),
+            body,
+            flags=re.S,
+        )
+        body = re.sub(r'(<span class="caption-number">[^<]*?) (</span>（)', r"\1\2", body)
+    return head + sep + body + sep2 + tail
+
+
+def _accessible_html(html: str) -> str:
+    """Fix the theme's two WCAG 2.1 failures: names that do not contain the visible label.
+
+    The search button is named "Search" but shows "Search Ctrl+K"; its visible text names it.
+    The colour-mode button's icons carry titles ("Light"), which the icon font turns into text that is
+    not part of the button's name ("Color mode"); the button's tooltip already says what it does.
+    """
+    html = re.sub(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"', r"\1", html)
+    html = re.sub(r'<i class="theme-switch [^>]*>', lambda m: re.sub(r'\s+title="[^"]*"', "", m.group(0)), html)
+    return html
+
+
+def _finish_pages(app: Sphinx, exception: Exception | None) -> None:
+    """Rewrite every built page: the theme's accessibility fixes, and an edition's own words."""
+    if exception is not None or app.builder.format != "html":
+        return
+    lang = edition(app)
+    for path in Path(app.outdir).rglob("*.html"):
+        html = path.read_text(encoding="utf-8")
+        new = _accessible_html(html)
+        if lang != "en":
+            new = _localise_html(new, lang)
+        if new != html:
+            path.write_text(new, encoding="utf-8")
+
+
+# --- search in each edition's language ---------------------------------------------------------
+
+# Korean particles (조사) and copula endings that follow a noun, longest first: 강도가, 강도는 and
+# 강도를 are all the word 강도. The index holds each word as written and without its particle;
+# a query word is looked up as typed, then without its particle.
+KOREAN_PARTICLES = sorted(
+    [
+        "에서부터",
+        "으로부터",
+        "이라는",
+        "이라고",
+        "이라면",
+        "이지만",
+        "이므로",
+        "에서는",
+        "에서도",
+        "에서의",
+        "에게서",
+        "으로는",
+        "으로도",
+        "으로서",
+        "으로써",
+        "으로의",
+        "로부터",
+        "에게는",
+        "과는",
+        "와는",
+        "과의",
+        "와의",
+        "과도",
+        "와도",
+        "에서",
+        "에게",
+        "에는",
+        "에도",
+        "에의",
+        "으로",
+        "로는",
+        "로도",
+        "로서",
+        "로써",
+        "로의",
+        "라는",
+        "라고",
+        "라면",
+        "이다",
+        "이며",
+        "이고",
+        "이면",
+        "이나",
+        "이란",
+        "이든",
+        "까지",
+        "부터",
+        "처럼",
+        "보다",
+        "만큼",
+        "마다",
+        "조차",
+        "밖에",
+        "대로",
+        "이랑",
+        "하고",
+        "의",
+        "은",
+        "는",
+        "이",
+        "가",
+        "을",
+        "를",
+        "에",
+        "와",
+        "과",
+        "도",
+        "만",
+        "로",
+        "나",
+        "란",
+        "며",
+        "랑",
+    ],
+    key=len,
+    reverse=True,
+)
+HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
+SCRIPT_RUN = re.compile(r"[\uac00-\ud7a3]+|[^\uac00-\ud7a3]+")
+
+
+def korean_stems(word: str) -> list[str]:
+    """``word`` without each particle it may end in (강도가 -> [강도]); at least one syllable is kept."""
+    return [word[: -len(p)] for p in KOREAN_PARTICLES if word.endswith(p) and len(word) > len(p)]
+
+
+# The query side, in the browser: a Korean word unknown to the index is looked up without its
+# particle; a Chinese run of characters is cut into the longest words the index knows, the way
+# jieba cut the pages (什么是算术强度 -> 算术强度), leaving out words that only ask the question.
+SPLITTER_JS = r"""
+var EDITION_PARTICLES = %(particles)s;
+var EDITION_QUESTION_WORDS = new Set(%(question_words)s);
+var splitQuery = (query) => {
+  const index = (typeof Search !== "undefined" && Search._index) || {};
+  const known = (w) => [index.terms, index.titleterms].some(
+    (t) => t && Object.prototype.hasOwnProperty.call(t, w.toLowerCase()));
+  const out = [];
+  const words = query.split(/[^\p{Letter}\p{Number}_\p{Emoji_Presentation}]+/gu).filter((t) => t);
+  for (const word of words) {
+    for (const run of word.match(/[\u3400-\u9fff\uf900-\ufaff]+|[\uac00-\ud7a3]+|[^\u3400-\u9fff\uf900-\ufaff\uac00-\ud7a3]+/gu)) {
+      if (/^[\uac00-\ud7a3]+$/.test(run)) {
+        const stems = EDITION_PARTICLES.filter((p) => run.endsWith(p) && run.length > p.length)
+          .map((p) => run.slice(0, run.length - p.length));
+        out.push(known(run) ? run : (stems.find(known) || run));
+      } else if (/^[\u3400-\u9fff\uf900-\ufaff]+$/.test(run)) {
+        let i = 0;
+        while (i < run.length) {
+          let j = run.length;
+          while (j > i + 1 && !known(run.slice(i, j))) j--;
+          const piece = run.slice(i, j);
+          if (known(piece) && !EDITION_QUESTION_WORDS.has(piece)) out.push(piece);
+          else if (j - i > 1 && !EDITION_QUESTION_WORDS.has(piece)) out.push(piece);
+          i = j;
+        }
+      } else {
+        out.push(run);
+      }
+    }
+  }
+  return out;
+};
+"""
+CHINESE_QUESTION_WORDS = ["什么", "什么是", "为什么", "怎么", "怎样", "如何", "哪些", "哪个", "多少", "是否", "是不是"]
+
+
+def _splitter() -> str:
+    import json
+
+    return SPLITTER_JS % {
+        "particles": json.dumps(KOREAN_PARTICLES, ensure_ascii=False),
+        "question_words": json.dumps(CHINESE_QUESTION_WORDS, ensure_ascii=False),
+    }
+
+
+def _search_languages() -> None:
+    """Register the Korean and Chinese search languages with Sphinx (it has no Korean one)."""
+    from sphinx import search
+    from sphinx.search.en import SearchEnglish
+    from sphinx.search.zh import SearchChinese
+
+    class SearchKorean(SearchEnglish):
+        """English words stemmed as in English; each Korean word indexed as written and without its particle."""
+
+        lang = "ko"
+        language_name = "Korean"
+        js_splitter_code = _splitter()
+        js_stemmer_code = (
+            SearchEnglish.js_stemmer_code
+            + "\nvar EnglishStemmer = Stemmer;\n"
+            + "Stemmer = function () { const en = new EnglishStemmer();"
+            + " this.stemWord = (w) => (/[\\uac00-\\ud7a3]/.test(w) ? w : en.stemWord(w)); };\n"
+        )
+
+        def split(self, input: str) -> list[str]:
+            words = []
+            for token in super().split(input):  # FLOPs는 -> FLOPs (a particle glued to a Latin word is dropped)
+                runs = SCRIPT_RUN.findall(token)
+                for i, run in enumerate(runs):
+                    if HANGUL_WORD.fullmatch(run):
+                        if i and run in KOREAN_PARTICLES:
+                            continue
+                        words += [run, *korean_stems(run)]
+                    else:
+                        words.append(run)
+            return words
+
+        def stem(self, word: str) -> str:
+            return word if HANGUL_WORD.search(word) else super().stem(word)
+
+    class SearchChineseSegmented(SearchChinese):
+        """jieba for the pages (as Sphinx does), and the same words found in a query by the browser."""
+
+        js_splitter_code = _splitter()
+
+        def init(self, options: dict[str, str]) -> None:
+            super().init(options)
+            self.single = set(options.get("single_words", "").split())
+
+        def word_filter(self, stemmed_word: str) -> bool:
+            return len(stemmed_word) > 1 or stemmed_word in self.single  # 块 (tile) is a word on its own
+
+        def stem(self, word: str) -> str:
+            # a Latin word is stemmed as the browser stems the query (OPs -> op), whatever its length
+            return self.stemmer.stemWord(word.lower()) if self.latin1_letters.fullmatch(word) else word.lower()
+
+    search.languages["ko"] = SearchKorean
+    search.languages["zh"] = SearchChineseSegmented
+
+
 # --- the glossary ------------------------------------------------------------------------
 
 
@@ -267,15 +759,30 @@ def glossary_rows() -> list[dict[str, str]]:
     return rows
 
 
+GLOSSARY_USAGE = ROOT / "book" / "glossary-usage.csv"
+
+
+def glossary_usage() -> dict[str, dict[str, str]]:
+    """``book/glossary-usage.csv`` by English term: each term's one-sentence definition in every
+    edition (``definition_<lang>``), and the renderings an edition avoids (``avoid_<lang>``, regular
+    expressions separated by ``|``, checked by ``tests/test_editions.py``)."""
+    with GLOSSARY_USAGE.open(encoding="utf-8", newline="") as fh:
+        return {row["en"]: row for row in csv.DictReader(fh)}
+
+
 class EditionGlossary(Directive):
     """A table of every term in the three languages, with why the term was chosen in this edition's."""
 
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        lang = edition(self.state.document.settings.env.app)
-        columns = list(EDITIONS) + ([f"why_{lang}"] if lang != "en" else [])
-        headings = list(EDITIONS.values()) + ({"ko": ["선택한 이유"], "zh": ["选词理由"]}.get(lang, []))
+        env = self.state.document.settings.env
+        env.note_dependency(str(GLOSSARY))  # the page is rebuilt when a term or a definition changes
+        env.note_dependency(str(GLOSSARY_USAGE))
+        lang = edition(env.app)
+        columns = list(EDITIONS) + [f"definition_{lang}"] + ([f"why_{lang}"] if lang != "en" else [])
+        headings = list(EDITIONS.values()) + [{"en": "Definition", "ko": "정의", "zh": "定义"}[lang]]
+        headings += {"ko": ["선택한 이유"], "zh": ["选词理由"]}.get(lang, [])
         table = nodes.table(classes=["edition-glossary"])
         group = nodes.tgroup(cols=len(columns))
         table += group
@@ -288,10 +795,12 @@ class EditionGlossary(Directive):
         for heading in headings:
             row += nodes.entry("", nodes.paragraph(text=heading))
         head += row
+        usage = glossary_usage()
         for item in glossary_rows():
+            item = {**usage.get(item["en"], {}), **item}
             row = nodes.row()
             for column in columns:
-                row += nodes.entry("", nodes.paragraph(text=item.get(column, "")))
+                row += nodes.entry("", nodes.paragraph(text=item.get(column) or ""))
             body += row
         return [table]
 
@@ -329,10 +838,13 @@ def _switcher(app: Sphinx, pagename: str, templatename: str, context: dict[str, 
 CSS = """
 .edition-switcher ul { list-style: none; display: flex; gap: 0.8em; justify-content: flex-end; margin: 0 0 0.5em; padding: 0; font-size: 0.9em; }
 .edition-switcher a[aria-current="page"] { font-weight: bold; text-decoration: none; }
+/* links inside a coloured admonition: the theme's link blue is 4.3:1 on the pale blue, under WCAG's 4.5:1 */
+html[data-theme="light"] .admonition a, html[data-theme="light"] div.admonition a { color: #0a4fb3; }
 """
 
 
 def _write_css(app: Sphinx, exception: Exception | None) -> None:
+    _finish_pages(app, exception)
     if exception is None and app.builder.format == "html":
         target = Path(app.outdir) / "_static" / "editions.css"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -341,6 +853,7 @@ def _write_css(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
+    _search_languages()
     app.setup_extension("myst_nb")  # its glue domain first, then our roles over it
     app.add_role_to_domain("glue", "text", TranslatedPasteText(), override=True)
     app.add_role_to_domain("glue", "", TranslatedPasteAny(), override=True)
@@ -349,8 +862,14 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_post_transform(TranslateAltText)
     app.add_transform(TranslateTocCaptions)
     app.add_post_transform(TranslatePastedText)
+    app.add_post_transform(TranslateOutputs)
+    app.add_post_transform(TranslateMathWords)
+    app.add_post_transform(TranslateCodeComments)
     app.add_post_transform(TranslateExerciseTitles)
+    app.connect("config-inited", _edition_tag)
     app.connect("config-inited", _chinese_search_words)
+    app.connect("config-inited", _theme_translations, priority=400)  # before extensions read their words
+    app.add_post_transform(EditionLinks)
     app.connect("html-page-context", _switcher)
     app.connect("build-finished", _write_css)
     app.add_css_file("editions.css")
