@@ -147,8 +147,8 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
 def without_hidden_tests(source: str, config: Config | None = None) -> str:
     """A check's text without its hidden tests, cut as nbgrader's ``ClearHiddenTests`` (as configured) cuts them.
 
-    >>> without_hidden_tests("a = 1\n### BEGIN HIDDEN TESTS\nb = 2\n### END HIDDEN TESTS\nc = 3")
-    'a = 1\nc = 3'
+    >>> without_hidden_tests("a = 1\\n### BEGIN HIDDEN TESTS\\nb = 2\\n### END HIDDEN TESTS\\nc = 3")
+    'a = 1\\nc = 3'
     """
     clear = ClearHiddenTests(config=config or Config())
     begin, end = clear.begin_test_delimeter, clear.end_test_delimeter
@@ -307,6 +307,7 @@ def watched(cls: type) -> type:
                 outputs[-1:] = [interrupted, {"output_type": "error", **self.error_on_timeout}]
             cell.outputs = [nbformat.from_dict(output) for output in outputs]
             cell.execution_count = execution_count or self.code_cells_executed
+            self.nb.cells[cell_index] = cell  # nbclient put the kernel's copy there
             return cell
 
         execute_cell = sync(async_execute_cell)
@@ -475,6 +476,9 @@ def execute(task: Task) -> Outcome:
                 target.write_bytes(data)
             config = load_config(task.config_files, task.cli_config, root)
             nb = nbformat.reads(task.source, as_version=4)
+            if not task.setups and any(cell_role(cell) == "setup" for cell in nb.cells):
+                # the judge's trusted names come from the instructor's set-up cells, never from the submission's
+                raise ValueError("the task carries none of the instructor's set-up cells (Task.setups)")
             (work / f"{task.notebook}.ipynb").write_text(_without_hidden_tests(nb, config), encoding="utf-8")
             for path in [work, *work.rglob("*")]:
                 path.chmod(0o755 if path.is_dir() else 0o644)

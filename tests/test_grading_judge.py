@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from grading_support import ROOT, cell_by_id, grade_id, is_answer_cell, is_grade_cell, read, solution_body
 
-from grading.execute import Task, execute
+from grading.execute import Task, cell_role, execute
 from grading.judge import AxesData, Judge, Opaque, decode, encode, parse_reply
 from grading.sandbox import default_bwrap
 
@@ -51,9 +51,9 @@ def _run(nb: nbformat.NotebookNode, name: str, timeout: int = 60, graded: bool =
     allowed only when ``graded`` is false: it scores 0)."""
     files = {p.name: p.read_bytes() for p in SOURCES.iterdir() if p.suffix != ".ipynb"}
     config = (("nbgrader_config.py", (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")),)
-    task = Task(
-        "ada", "rooflines", name, nbformat.writes(nb), files, config, {"Execute": {"timeout": timeout}}, default_bwrap()
-    )
+    setups = tuple(c.source for c in read(SOURCES / f"{name}.ipynb").cells if cell_role(c) == "setup")
+    cli = {"Execute": {"timeout": timeout}}
+    task = Task("ada", "rooflines", name, nbformat.writes(nb), files, config, cli, default_bwrap(), setups=setups)
     outcome = execute(task)
     if outcome.error is not None and not graded:
         return {}
@@ -123,7 +123,6 @@ def bytes_loaded(B, D, F):
 """,
     "not a number": "def bytes_loaded(B, D, F):\n    return float('nan')",
     "infinite": "def bytes_loaded(B, D, F):\n    return float('inf')",
-    "a fraction": "from fractions import Fraction\ndef bytes_loaded(B, D, F):\n    return Fraction(B * D + D * F, 1)",
     "a lookup of the check": """
 import sys
 def bytes_loaded(B, D, F):
@@ -183,6 +182,12 @@ HONEST = {
     "IPython.display": {Q1: ("q1_b_answer", "from IPython.display import display\ndisplay(3)\n")},
     "a given constant declared again": {Q1: ("q1_f_answer", "INT8_OPS_PER_S = 3.94e14\n")},
     "from math import *": {Q1: ("q1_c_answer", "from math import *\n")},
+    "an exact Fraction": {
+        Q1: (
+            "q1_a_answer",
+            "from fractions import Fraction\n\n\ndef bytes_loaded(B, D, F):\n    return Fraction(B * D + D * F, 1)\n\n\n",
+        )
+    },
 }
 
 
