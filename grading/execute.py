@@ -315,17 +315,18 @@ def watched(cls: type) -> type:
         async def grading_in_judge(self, work: Any) -> Any:
             """Run ``work(judge)`` on the judge's own thread, which talks to the kernel through a client of its own.
 
-            Each request to the kernel may take the cell time-out (``--timeout``); the whole
-            notebook is bounded by ``--wall``.
+            A check has the cell time-out (``--timeout``) for all its requests together, as a
+            cell has in nbgrader; the whole notebook is bounded by ``--wall``.
             """
             loop = asyncio.get_running_loop()
             limit = self.timeout if self.timeout and self.timeout > 0 else 600
+            deadline = time.monotonic() + limit
             if self.grading_thread is None:
                 self.grading_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judge")
 
             def ask(request: dict[str, Any]) -> Any:
                 try:
-                    text = self.grading_ask(json.dumps(request), limit, loop)
+                    text = self.grading_ask(json.dumps(request), deadline - time.monotonic(), loop)
                 except TimeoutError:
                     raise TimedOut(f"the kernel did not answer within {limit} s (--timeout)") from None
                 except DeadKernelGone:
@@ -343,18 +344,22 @@ def watched(cls: type) -> type:
             """On the judge's thread: close its kernel client and the event loop the client made there."""
             if self.grading_client is not None:
                 self.grading_client.stop_channels()
+                self.grading_client.context.destroy(linger=0)
                 self.grading_client = None
             with contextlib.suppress(RuntimeError):
                 asyncio.get_event_loop().close()
 
         def grading_ask(self, request: str, timeout: float, loop: Any) -> Any:
             """Send one request to the kernel (from the judge's thread); its reply's text, or None."""
+            if timeout <= 0:
+                raise TimeoutError
             if self.grading_client is None:
-                client = BlockingKernelClient()
+                # a reply over the limit is never read: ZeroMQ drops the connection, and the request times out
+                context = zmq.Context()
+                context.setsockopt(zmq.MAXMSGSIZE, self.grading_reply_limit + (1 << 20))
+                client = BlockingKernelClient(context=context)
                 client.load_connection_info(self.km.get_connection_info(session=False))
                 client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
-                # a reply over the limit is never read: ZeroMQ drops the connection, and the request times out
-                client.shell_channel.socket.setsockopt(zmq.MAXMSGSIZE, self.grading_reply_limit)
                 self.grading_client = client
             msg_id = self.grading_client.execute(
                 "",
