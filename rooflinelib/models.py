@@ -20,10 +20,8 @@ where it matters.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from importlib import resources
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -32,7 +30,7 @@ import numpy as np
 from rooflinelib import roofline
 from rooflinelib._checks import ArrayLike, FloatOrArray, as_number, as_size, did_you_mean
 from rooflinelib.precision import Precision, PrecisionLike, dtype_bytes
-from rooflinelib.specs import Accelerator, get_accelerator, normalize_name
+from rooflinelib.specs import Accelerator, get_accelerator, normalize_name, read_table
 
 __all__ = [
     "MODELS",
@@ -514,17 +512,7 @@ def load_models(path: str | None = None) -> Mapping[str, Model]:
     ...
     ValueError: models.toml: tiny is missing 'mlp'
     """
-    if path is None:
-        origin = "models.toml"
-        raw = resources.files("rooflinelib").joinpath("data/models.toml").read_bytes()
-    else:
-        origin = path.replace("\\", "/").rsplit("/", 1)[-1]
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    try:
-        table = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise ValueError(f"{origin}: not valid TOML ({err})") from None
+    origin, table = read_table(path, "models.toml")
     return MappingProxyType({key: _model(origin, key, entry) for key, entry in table.items()})
 
 

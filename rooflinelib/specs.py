@@ -242,6 +242,21 @@ class _Checker:
         )
 
 
+def read_table(path: str | None, packaged: str) -> tuple[str, dict[str, Any]]:
+    """A TOML table and the file name to show in errors: ``path``, or the package's ``data/<packaged>``."""
+    if path is None:
+        origin = packaged
+        raw = resources.files("rooflinelib").joinpath(f"data/{packaged}").read_bytes()
+    else:
+        origin = path.replace("\\", "/").rsplit("/", 1)[-1]
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    try:
+        return origin, tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise ValueError(f"{origin}: not valid TOML ({err})") from None
+
+
 def load_accelerators(path: str | None = None) -> Mapping[str, Accelerator]:
     """Read and check the spec table (the packaged TOML file unless ``path`` is given).
 
@@ -267,17 +282,7 @@ def load_accelerators(path: str | None = None) -> Mapping[str, Accelerator]:
     ...
     ValueError: chips.toml: x.hbm_bandwidth must be a number in bytes/s, got 'lots'
     """
-    if path is None:
-        origin = "accelerators.toml"
-        raw = resources.files("rooflinelib").joinpath("data/accelerators.toml").read_bytes()
-    else:
-        origin = path.replace("\\", "/").rsplit("/", 1)[-1]
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    try:
-        table = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise ValueError(f"{origin}: not valid TOML ({err})") from None
+    origin, table = read_table(path, "accelerators.toml")
     check = _Checker(origin)
     return MappingProxyType({key: check.chip(key, entry) for key, entry in table.items()})
 
