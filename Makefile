@@ -7,7 +7,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# uv installs the hash-pinned requirements.txt (and compiles it from requirements.in).
+TEST_STAMP := $(VENV)/.installed-test
+# uv installs the hash-pinned requirements.txt, what the book needs (compiled from requirements.in), and for
+# `make test` requirements-test.txt, which adds grading and the test tools at the same pins (requirements-test.in).
 UV_VERSION := 0.13.9
 UV := $(VENV)/bin/uv
 MATHJAX := node_modules/mathjax/es5/tex-chtml.js
@@ -18,17 +20,25 @@ LIB_FILES := $(shell find rooflinelib book -name '*.py' -o -name '*.toml' -o -na
 	$(wildcard locales/*/LC_MESSAGES/figures.po)
 LIB_STAMP := _build/.rooflinelib-stamp
 
-.PHONY: setup book test browser sandbox lock clean
+.PHONY: setup setup-test book test lint browser sandbox lock clean
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt pyproject.toml grading/pyproject.toml
+$(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) tools/check_python.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 	$(UV) pip install --quiet --compile-bytecode --python $(PY) --require-hashes -r requirements.txt
-	$(UV) pip install --quiet --python $(PY) --no-deps -e . -e ./grading
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP)
+
+# Grading (nbgrader, Dask, the grading/ package) and the test tools: not needed to read or build the book.
+setup-test: $(TEST_STAMP)
+
+$(TEST_STAMP): $(STAMP) requirements-test.txt grading/pyproject.toml
+	$(UV) pip install --quiet --compile-bytecode --python $(PY) --require-hashes -r requirements-test.txt
+	$(UV) pip install --quiet --python $(PY) --no-deps -e ./grading
+	touch $(TEST_STAMP)
 
 $(MATHJAX): package.json package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "make book needs Node.js and npm for MathJax (https://nodejs.org, or: apt-get install nodejs npm)"; exit 1; }
@@ -52,15 +62,25 @@ browser:
 sandbox:
 	@bash tools/install-sandbox.sh
 
-# Two processes (pytest-xdist) share the suite; the browser tests (tests/test_browser_*.py) run on their own afterwards,
-# so that page loads are never starved by the grading tests' kernels.
-test: book browser sandbox
-	$(PY) -m pytest -n 2 --dist loadfile $(addprefix --ignore=,$(wildcard tests/test_browser_*.py))
+# ruff (lint and format) first; mypy runs beside pytest, whose two processes (pytest-xdist) share the suite;
+# the browser tests (tests/test_browser_*.py) run on their own afterwards, so that page loads are never starved
+# by the grading tests' kernels.
+test: book setup-test browser sandbox lint
+	@mkdir -p _build; $(PY) -m mypy > _build/mypy.log 2>&1 & mypy=$$!; \
+	$(PY) -m pytest -n 2 --dist loadfile $(addprefix --ignore=,$(wildcard tests/test_browser_*.py)); status=$$?; \
+	if wait $$mypy; then echo "mypy: $$(tail -n 1 _build/mypy.log)"; else cat _build/mypy.log; status=1; fi; \
+	exit $$status
 	$(PY) -m pytest $(wildcard tests/test_browser_*.py)
 
-# Re-pin requirements.txt (with hashes) after editing requirements.in.
+# The repository is clean under ruff (settings in pyproject.toml); `ruff check --fix .` and `ruff format .` repair most findings.
+lint: setup-test
+	$(PY) -m ruff check --no-cache --output-format concise .
+	$(PY) -m ruff format --no-cache --check .
+
+# Re-pin requirements.txt and requirements-test.txt (with hashes) after editing requirements.in or requirements-test.in.
 lock: setup
 	$(UV) pip compile --quiet --python-version 3.11 --generate-hashes requirements.in -o requirements.txt
+	$(UV) pip compile --quiet --python-version 3.11 --generate-hashes requirements-test.in -o requirements-test.txt
 
 clean:
 	rm -rf _build

@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "rooflines"
@@ -368,12 +369,60 @@ def run_in_process(nb: nbformat.NotebookNode, folder: Path) -> nbformat.Notebook
     return nb
 
 
-def generated_course(dest: Path) -> Path:
-    """A copy of the course in dest with the assignment generated (the gradebook knows its cells)."""
-    course = copy_course(dest)
-    gen = nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-    assert gen.returncode == 0, gen.stdout + gen.stderr
-    return course
+# nbgrader's generate_assignment, for several assignments in one process (nbgrader's own API): the import of
+# nbgrader and the gradebook's set-up are paid once. Prints what failed and exits 1 if any did.
+GENERATE = """
+import sys
+from nbgrader.apps import NbGraderAPI
+from traitlets.config.loader import PyFileConfigLoader
+api = NbGraderAPI(config=PyFileConfigLoader("nbgrader_config.py", path=".").load_config())
+failed = [(name, result["log"]) for name in sys.argv[1:] if not (result := api.generate_assignment(name, force=True))["success"]]
+for name, log in failed:
+    print(f"generate_assignment {name} failed:\\n{log}")
+sys.exit(1 if failed else 0)
+"""
+
+
+def generate(course: Path, *assignments: str) -> None:
+    """``nbgrader generate_assignment NAME --force`` for each assignment, in the course root (one process)."""
+    run = subprocess.run(
+        [sys.executable, "-c", GENERATE, *assignments],
+        cwd=course,
+        env=course_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+
+
+def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the course with the assignment generated, made once per test session and shared.
+
+    Under pytest-xdist every worker process asks for it; the first to take the lock builds it in the
+    session's own temporary root (``pytest-N``), the others wait and find it there. Use a copy of it
+    (:func:`generated_course`), never the template itself.
+    """
+    import fcntl
+    import os as _os
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if _os.environ.get("PYTEST_XDIST_WORKER") else base  # pytest-N/popen-gwK -> pytest-N
+    template, done = root / "course-template", root / "course-template.done"
+    with open(root / "course-template.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(template, ignore_errors=True)
+            generate(copy_course(template), ASSIGNMENT)
+            done.touch()
+    return template
+
+
+def generated_course(template: Path, dest: Path) -> Path:
+    """A copy, in dest, of the course with the assignment generated (the gradebook knows its cells)."""
+    shutil.copytree(template, dest)
+    return dest
 
 
 def gradebook_scores(course: Path, assignment: str = ASSIGNMENT) -> dict[str, dict[str, dict[str, list[float]]]]:

@@ -1,19 +1,21 @@
 """The built book, loaded page by page in headless Chromium, in every edition.
 
-Serves ``_build/html`` on localhost and checks every page of ``_toc.yml`` in the
-English, Korean and Chinese editions (``_build/html``, ``_build/html/ko``,
-``_build/html/zh``): the math was typeset (no raw ``$$`` left), every image
-loaded, no request went anywhere but localhost, ``<html lang>`` names the
-edition, the language switcher and the ``hreflang`` links lead to the same page
-in the other editions (one link per page is followed), and a translated page's
-figures are its own renderings rather than the English image files. Each
-edition's search page must find a term of that edition's text, and the problem
-answers start folded and open on a click. axe-core (from npm) checks every page of
-every edition against WCAG 2.1 A and AA, and the search of each edition, run in the
-browser on its own index, finds the defining page of every glossary term and of
-questions typed as a reader types them (Korean words with their particles, Chinese
-without spaces). A full-page screenshot of every page is written to
-``_build/screenshots/<edition>/`` for review.
+Serves ``_build/html`` on localhost and opens every page of ``_toc.yml`` once in each of the
+English, Korean and Chinese editions (``_build/html``, ``_build/html/ko``, ``_build/html/zh``).
+In that one visit: the math was typeset (no raw ``$$`` left), every image loaded, no request
+went anywhere but localhost, ``<html lang>`` names the edition, the language switcher and the
+``hreflang`` links point at the same page in the other editions, a translated page's figures
+are its own renderings rather than the English image files, axe-core (from npm) finds no
+WCAG 2.1 A or AA violation, and where the page has them: every self-check quiz is clicked
+(a wrong choice shows its own explanation in the edition's language and is marked wrong, the
+right one is marked right), the problem answers start folded and open on a click, and the
+buttons scripts write are in the edition's words. A full-page screenshot of every page is
+written to ``_build/screenshots/<edition>/`` for review.
+
+Besides: each edition's switcher is followed to both other editions; each edition's search
+page finds a term of that edition's text; and the search of each edition, run in the browser
+on its own index, finds the defining page of every glossary term and of questions typed as a
+reader types them (Korean words with their particles, Chinese without spaces).
 
 Needs Debian's ``chromium`` and ``fonts-noto-cjk`` (``tools/install-browser.sh``
 installs them when run as root) and a built book with its editions (``make book``).
@@ -88,6 +90,13 @@ SEARCH_TERMS = [
     pytest.param("zh", "屋顶线", id="zh-roofline"),
     pytest.param("zh", "算术", id="zh-arithmetic"),
 ]
+# Pages holding self-check quizzes (how many each), the problems page (its answers fold), and a page whose
+# copy buttons and fold hints are checked in the Korean and Chinese editions.
+QUIZ_PAGES = {"book/where-does-the-time-go": 2, "book/matrix-multiplication": 3, "book/network-rooflines": 1}
+PROBLEMS, PROBLEM_ANSWERS = "book/problems", 5
+BUTTONS_PAGE = "book/where-does-the-time-go"
+# a character of the edition's own script, which a quiz explanation in that language must contain
+SCRIPT = {"en": re.compile(r"[A-Za-z]"), "ko": re.compile(r"[\uac00-\ud7a3]"), "zh": re.compile(r"[\u4e00-\u9fff]")}
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -268,10 +277,23 @@ def test_page_renders_offline(tab, server, edition, page_name):
     violations = [f"{v['id']}: {[n['target'] for n in v['nodes']][:3]}" for v in report["violations"]]
     assert not violations, f"{where}: WCAG 2.1 A/AA violations (axe-core): {violations}"
 
-    # Follow one link of the switcher: each page tries a different language, so that
-    # over the book every edition's switcher is followed to both other editions.
-    others = [e for e in EDITIONS if e != edition]
-    lang = others[PAGES.index(page_name) % len(others)]
+    # What some pages hold besides: checked in the same visit, so no page is opened twice.
+    if page_name in QUIZ_PAGES:
+        check_quizzes(tab, where, edition, QUIZ_PAGES[page_name])
+    if page_name == PROBLEMS:
+        check_answers_folded(tab, where)
+    if edition != "en" and page_name == BUTTONS_PAGE:
+        check_script_buttons(tab, where)
+    assert not tab.outside, f"{where}: requests left the machine: {tab.outside}"
+
+
+@pytest.mark.parametrize(("edition", "lang"), [(e, lang) for e in EDITIONS for lang in EDITIONS if lang != e])
+def test_the_switcher_leads_to_the_same_page_in_the_other_edition(tab, server, edition, lang):
+    """Every page's switcher links are checked above; here each edition's switcher is followed to both others."""
+    page_name = PAGES[EDITIONS.index(lang) % len(PAGES)]  # a different page for each target language
+    where = f"{edition}/{page_name}"
+    tab.outside.clear()
+    tab.goto(f"{server}/{_path(edition, page_name)}", wait_until="domcontentloaded")
     tab.click(f"nav.edition-switcher a[hreflang='{lang}']")
     tab.wait_for_url(f"{server}/{_path(lang, page_name)}", wait_until="domcontentloaded")
     assert tab.get_attribute("html", "lang") == HTML_LANG[lang], (
@@ -303,19 +325,70 @@ def test_search_finds_term(tab, server, edition, term):
     assert not tab.outside, f"{edition}: search made requests that left the machine: {tab.outside}"
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
-def test_answers_folded_and_open_on_click(tab, server, edition):
-    _open(tab, f"{server}/{_path(edition, 'book/problems')}")
+def check_answers_folded(tab, where: str) -> None:
+    """The problems page: each answer starts folded and opens on a click."""
     solutions = tab.locator("div.solution")
-    assert solutions.count() == 5, f"{edition}: expected 5 answers on the problems page, found {solutions.count()}"
-    for i in range(5):
+    count = solutions.count()
+    assert count == PROBLEM_ANSWERS, f"{where}: expected {PROBLEM_ANSWERS} answers on the problems page, found {count}"
+    for i in range(count):
         sol = solutions.nth(i)
         body = sol.locator(".solution-content, section").first
-        assert not body.is_visible(), f"{edition}: answer {i + 1} is open on load; it should start folded"
+        assert not body.is_visible(), f"{where}: answer {i + 1} is open on load; it should start folded"
         sol.locator("button.toggle-button").first.click()
         body.wait_for(state="visible", timeout=5_000)
-        assert body.is_visible(), f"{edition}: answer {i + 1} did not open when clicked"
-    assert not tab.outside, f"{edition}: requests left the machine: {tab.outside}"
+        assert body.is_visible(), f"{where}: answer {i + 1} did not open when clicked"
+
+
+def _option_state(option) -> tuple[str, bool, str]:
+    """A quiz option's footer classes, whether its explanation shows, and the explanation's text."""
+    footer = option.locator("div.sd-card-footer")
+    feedback = footer.locator("section.question-feedback")
+    return (
+        footer.get_attribute("class") or "",
+        feedback.is_visible(),
+        feedback.inner_text() if feedback.is_visible() else "",
+    )
+
+
+def check_quizzes(tab, where: str, edition: str, expected: int) -> None:
+    """Each self-check quiz of the page (teachbooks-questions' ``{question}``, kept offline by
+    ``book/_ext/offline_quizzes.py``): a wrong choice shows its own explanation, in the edition's
+    language, and is marked wrong; the right choice is marked right; one explanation shows at a time."""
+    quizzes = tab.locator("div.multiple-choice.single-select")
+    assert quizzes.count() == expected, f"{where}: {quizzes.count()} quizzes, expected {expected}"
+    for q in range(quizzes.count()):
+        options = quizzes.nth(q).locator("div.sd-card.option")
+        right = [
+            i for i in range(options.count()) if options.nth(i).locator("section.question-feedback.correct").count()
+        ]
+        assert len(right) == 1, f"{where} quiz {q + 1}: {len(right)} right answers"
+        for i in range(options.count()):
+            assert not _option_state(options.nth(i))[1], f"{where} quiz {q + 1}: an explanation shows before any click"
+        seen = set()
+        for i in [*(i for i in range(options.count()) if i != right[0]), right[0]]:
+            options.nth(i).click()
+            classes, shown, text = _option_state(options.nth(i))
+            verdict = "correct" if i == right[0] else "incorrect"
+            assert shown, f"{where} quiz {q + 1}: choice {i + 1} shows no explanation when clicked"
+            assert verdict in classes.split(), f"{where} quiz {q + 1}: choice {i + 1} is not marked {verdict}"
+            assert SCRIPT[edition].search(text), f"{where} quiz {q + 1}: explanation not in {edition}: {text!r}"
+            assert text not in seen, f"{where} quiz {q + 1}: two choices share one explanation"
+            seen.add(text)
+            others = [j for j in range(options.count()) if j != i and _option_state(options.nth(j))[1]]
+            assert not others, f"{where} quiz {q + 1}: another choice's explanation stays open"
+
+
+def check_script_buttons(tab, where: str) -> None:
+    """The copy buttons and the fold hints are written by JavaScript after load: in the edition's words too."""
+    tab.wait_for_selector(".copybtn", state="attached", timeout=10_000)
+    tips = set(tab.eval_on_selector_all(".copybtn", "bs => bs.map(b => b.dataset.tooltip)"))
+    hints = set(
+        tab.eval_on_selector_all(
+            ".toggle-button, .toggle-hidden-text, .toggle-button-hidden", "bs => bs.map(b => b.innerText)"
+        )
+    )
+    english = [t for t in tips | hints if re.search(r"[A-Za-z]{3,}", t or "")]
+    assert tips and not english, f"{where}: buttons in English: {english}"
 
 
 def _glossary() -> list[dict[str, str]]:
@@ -371,18 +444,3 @@ def test_search_finds_the_defining_page_of_every_term(tab, server, edition):
     for query, page in asked:
         assert page in found[query], f"{edition}: searching {query!r} finds {found[query]}, not {page}"
     assert not tab.outside, f"{edition}: search made requests that left the machine: {tab.outside}"
-
-
-@pytest.mark.parametrize("edition", ["ko", "zh"])
-def test_buttons_made_by_scripts_speak_the_editions_language(tab, server, edition):
-    """The copy buttons and the fold hints are written by JavaScript after load: in the edition's words too."""
-    _open(tab, f"{server}/{_path(edition, 'book/where-does-the-time-go')}")
-    tab.wait_for_selector(".copybtn", state="attached", timeout=10_000)
-    tips = set(tab.eval_on_selector_all(".copybtn", "bs => bs.map(b => b.dataset.tooltip)"))
-    hints = set(
-        tab.eval_on_selector_all(
-            ".toggle-button, .toggle-hidden-text, .toggle-button-hidden", "bs => bs.map(b => b.innerText)"
-        )
-    )
-    english = [t for t in tips | hints if re.search(r"[A-Za-z]{3,}", t or "")]
-    assert tips and not english, f"{edition}: buttons in English: {english}"

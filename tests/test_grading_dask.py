@@ -74,13 +74,13 @@ def cluster(tmp_path: Path) -> Iterator[dict]:
                 proc.wait(timeout=10)  # reap it, so no process outlives the test
 
 
-def test_a_killed_worker_costs_nothing(cluster: dict, tmp_path: Path) -> None:
+def test_a_killed_worker_costs_nothing(cluster: dict, course_template: Path, tmp_path: Path) -> None:
     from grading.sample import answer_cells, write_student
 
     def slow(nb):  # the reference answer, after a pause long enough to be killed in
         answer_cells(nb)[-1].source += "\nimport time\ntime.sleep(3)"
 
-    course = generated_course(tmp_path / "course")
+    course = generated_course(course_template, tmp_path / "course")
     write_student(course, ASSIGNMENT, "ref", alter={Q2: slow})
     env = course_env()
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])

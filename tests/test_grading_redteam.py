@@ -75,10 +75,10 @@ def test_a_deleted_setup_cell_hands_the_kernel_no_trusted_name() -> None:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Finding 1 end to end: nbgrader's own sanitizing (DeduplicateIds, OverwriteCells with add_missing_cells)
     lets both submissions through unchanged; the grading command then scores them."""
-    course = generated_course(tmp_path_factory.mktemp("redteam") / "course")
+    course = generated_course(course_template, tmp_path_factory.mktemp("redteam") / "course")
     release = ROOT / "exercises" / ASSIGNMENT
     reference = _reference(read(release / f"{Q3}.ipynb"), read(ROOT / "solutions" / ASSIGNMENT / f"{Q3}.ipynb"))
     students = {}

@@ -185,8 +185,8 @@ def _outputs(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    course = generated_course(tmp_path_factory.mktemp("sandbox") / "course")
+def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    course = generated_course(course_template, tmp_path_factory.mktemp("sandbox") / "course")
     build_class(course, HONEST)
     release = ROOT / "exercises" / ASSIGNMENT
     listener = socket.create_server(("127.0.0.1", 0))

@@ -28,9 +28,9 @@ from grading_support import (
     build_class,
     cell_by_id,
     comparable,
-    copy_course,
     course_env,
     expected_scores,
+    generated_course,
     grading_command,
     nbgrader,
     read,
@@ -125,10 +125,8 @@ def _dump(course: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    course = copy_course(tmp_path_factory.mktemp("course"))
-    gen = nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-    assert gen.returncode == 0, gen.stdout + gen.stderr
+def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    course = generated_course(course_template, tmp_path_factory.mktemp("course") / "course")
     build_class(course)
     # serial nbgrader grades a copy holding the edge student, for a cell-by-cell comparison
     serial = tmp_path_factory.mktemp("serial") / "course"

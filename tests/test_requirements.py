@@ -1,10 +1,17 @@
-"""The pinned toolchain: requirements.txt is compiled from requirements.in, fully pinned and hashed."""
+"""The pinned toolchain, in two groups, each compiled from its ``.in`` file, fully pinned and hashed.
+
+``requirements.txt`` is what reading and building the book needs (``make book``); ``requirements-test.txt``
+adds grading and the test tools (``make test``) at the same pins.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -23,32 +30,59 @@ def _requirements(path: Path) -> dict[str, Requirement]:
     return reqs
 
 
-def test_every_top_level_pin_is_in_the_lock_file_at_the_same_version() -> None:
-    top, locked = _requirements(ROOT / "requirements.in"), _requirements(ROOT / "requirements.txt")
-    for name, req in top.items():
-        assert name in locked, f"{name} is in requirements.in but not in requirements.txt; run `make lock`"
+LOCKS = {"requirements.in": "requirements.txt", "requirements-test.in": "requirements-test.txt"}
+# Needed to grade and to test, never to read the book: none of them may be in the book's lock.
+NOT_FOR_READERS = ["nbgrader", "dask", "distributed", "pytest", "nbval", "playwright", "mypy", "ruff"]
+
+
+@pytest.mark.parametrize(("top", "lock"), LOCKS.items())
+def test_every_top_level_pin_is_in_its_lock_file_at_the_same_version(top: str, lock: str) -> None:
+    wanted, locked = _requirements(ROOT / top), _requirements(ROOT / lock)
+    for name, req in wanted.items():
+        assert name in locked, f"{name} is in {top} but not in {lock}; run `make lock`"
         assert str(req.specifier) == str(locked[name].specifier), (
-            f"{name}: requirements.in asks for {req.specifier}, requirements.txt has {locked[name].specifier}; "
-            "run `make lock`"
+            f"{name}: {top} asks for {req.specifier}, {lock} has {locked[name].specifier}; run `make lock`"
         )
 
 
-def test_the_lock_file_pins_exact_versions_with_hashes() -> None:
-    text = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+def test_the_test_lock_adds_to_the_book_lock_and_changes_none_of_its_pins() -> None:
+    book, test = _requirements(ROOT / "requirements.txt"), _requirements(ROOT / "requirements-test.txt")
+    assert set(book) < set(test)
+    for name, req in book.items():
+        assert str(req.specifier) == str(test[name].specifier), f"{name}: the two lock files pin it differently"
+
+
+def test_the_book_lock_has_no_grading_or_test_tools() -> None:
+    book = _requirements(ROOT / "requirements.txt")
+    assert not set(NOT_FOR_READERS) & set(book), sorted(set(NOT_FOR_READERS) & set(book))
+
+
+@pytest.mark.parametrize("lock", LOCKS.values())
+def test_the_lock_file_pins_exact_versions_with_hashes(lock: str) -> None:
+    text = (ROOT / lock).read_text(encoding="utf-8")
     entries = re.split(r"\n(?=[A-Za-z0-9])", text.split("\n", 1)[1])
     pinned = [e for e in entries if "==" in e]
-    assert len(pinned) > 100
+    assert len(pinned) > 50
     for entry in pinned:
         assert "--hash=sha256:" in entry, f"no hash for {entry.splitlines()[0]}"
-    for name, req in _requirements(ROOT / "requirements.txt").items():
+    for name, req in _requirements(ROOT / lock).items():
         assert len(req.specifier) == 1 and next(iter(req.specifier)).operator == "==", f"{name} is not pinned exactly"
+
+
+def _imports(source: str) -> set[str]:
+    """Top-level modules a piece of Python imports (``%`` magics and ``!`` lines skipped)."""
+    source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
 
 
 def _third_party_imports(folder: Path) -> set[str]:
     """Top-level modules a package's own files import, other than the standard library and itself."""
-    import ast
-    import sys
-
     found = set()
     for path in folder.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -67,8 +101,33 @@ def test_the_grading_package_declares_every_package_it_imports_and_the_lock_pins
     distributions = {"jupyter_client": "jupyter-client", "jupyter_core": "jupyter-core", "zmq": "pyzmq"}
     imported = {canonicalize_name(distributions.get(m, m)) for m in _third_party_imports(ROOT / "grading")}
     assert imported <= declared, f"grading imports {sorted(imported - declared)} without declaring them"
-    locked = _requirements(ROOT / "requirements.txt")
-    assert declared <= set(locked), f"not pinned in requirements.txt: {sorted(declared - set(locked))}"
+    locked = _requirements(ROOT / "requirements-test.txt")
+    assert declared <= set(locked), f"not pinned in requirements-test.txt: {sorted(declared - set(locked))}"
+
+
+# Module name -> distribution, where they differ; and modules the book imports only when they are installed.
+DISTRIBUTIONS = {"bs4": "beautifulsoup4", "yaml": "pyyaml", "IPython": "ipython", "myst_nb": "myst-nb"}
+OPTIONAL = {"torch", "jax"}  # rooflinelib.measure's other backends, imported inside a try
+LOCAL = {"rooflinelib", "bookvalues", "localfigures", "sentences", "editions"}  # book/ and tools/ helper modules
+
+
+def test_the_book_lock_has_every_package_the_book_build_imports() -> None:
+    """The chapters' code cells, the book's Sphinx extensions and helpers, rooflinelib and tools/editions.py."""
+    import jupytext
+
+    sources = [
+        cell.source
+        for chapter in sorted((ROOT / "book").glob("*.md"))
+        for cell in jupytext.read(chapter).cells
+        if cell.cell_type == "code"
+    ]
+    files = [*(ROOT / "book").rglob("*.py"), *(ROOT / "rooflinelib").rglob("*.py"), ROOT / "tools" / "editions.py"]
+    sources += [path.read_text(encoding="utf-8") for path in files]
+    modules = set().union(*map(_imports, sources)) - set(sys.stdlib_module_names) - {"__future__"} - OPTIONAL - LOCAL
+    needed = {canonicalize_name(DISTRIBUTIONS.get(m, m)) for m in modules}
+    book = _requirements(ROOT / "requirements.txt")
+    assert needed, "found no imports: the scan is broken"
+    assert needed <= set(book), f"the book imports {sorted(needed - set(book))}, which requirements.txt does not pin"
 
 
 def test_the_rooflinelib_wheel_carries_no_course_tooling() -> None:
