@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -477,8 +478,11 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb, the chapters the launch buttons open")
     args = parser.parse_args(argv)
     if args.command == "build":
-        for language in args.languages:
-            print(f"built {build(language).relative_to(ROOT)}")
+        # The editions share nothing they write (each builds in its own folder, reading the executed chapters
+        # from the English build's cache), so they build side by side.
+        with ThreadPoolExecutor(max_workers=max(1, len(args.languages))) as pool:
+            for built in pool.map(build, args.languages):
+                print(f"built {built.relative_to(ROOT)}")
     elif args.command == "update-po":
         update_po()
         update_figure_po()
