@@ -22,6 +22,7 @@ NOTEBOOKS = [
     "q3_roofline_plot",
     "q4_per_example_weights",
     "q5_h100",
+    "q6_serving_a_model",
 ]
 
 
@@ -122,7 +123,53 @@ def totals() -> dict[str, int]:
 # A class of submissions with known scores, for end-to-end grading tests
 # ---------------------------------------------------------------------------
 
-Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
+Q1, Q2, Q3, Q4, Q5, Q6 = NOTEBOOKS
+
+# Question 6's visible models and chip, as its setup cell defines them, and the answers at its visible calls.
+_Q6_MODELS = {
+    "A": dict(
+        hidden=5120, mlp=13824, layers=40, heads=40, kv_heads=8, head_dim=128, vocab=50304, tied=False, bias=False
+    ),
+    "B": dict(hidden=1536, mlp=8960, layers=28, heads=12, kv_heads=2, head_dim=128, vocab=151936, tied=True, bias=True),
+}
+_Q6_PEAK, _Q6_BW = 4.5e14, 1.6e12
+
+
+def _q6_counts(m: dict) -> tuple[int, int, int]:
+    """(parameters, matmul weights, weights read) of one of Question 6's models."""
+    D, F, L, N, K, H, V = (m[k] for k in ("hidden", "mlp", "layers", "heads", "kv_heads", "head_dim", "vocab"))
+    mm = 2 * D * N * H + 2 * D * K * H + 3 * D * F
+    p = L * (mm + 2 * D + ((N * H + 2 * K * H) if m["bias"] else 0)) + D + V * D * (1 if m["tied"] else 2)
+    return p, L * mm + V * D, p - (0 if m["tied"] else V * D)
+
+
+def _q6_time(name: str, tokens: int, w: float) -> float:
+    _, mm, read = _q6_counts(_Q6_MODELS[name])
+    return max(2 * tokens * mm / _Q6_PEAK, w * read / _Q6_BW)
+
+
+_Q6_A, _Q6_B = (_q6_counts(_Q6_MODELS[n]) for n in "AB")
+# a lookup on the visible calls' arguments: right there, and the nearest visible answer on any model, chip or size
+# the grader adds
+_Q6_MEMORISED = {
+    "q6_a_answer": (
+        f"def param_count(model):\n    return {{5120: {_Q6_A[0]}, 1536: {_Q6_B[0]}}}.get(model['hidden'], {_Q6_A[0]})"
+    ),
+    "q6_b_answer": "def chips_to_fit(model, chip, bytes_per_weight):\n    return {5120: 2, 1536: 1}.get(model['hidden'], 2)",
+    "q6_c_answer": (
+        "def decode_step_time(model, chip, batch, bytes_per_weight):\n"
+        f"    return {{(8, 2): {_q6_time('A', 8, 2)!r}, (1024, 2): {_q6_time('A', 1024, 2)!r}, "
+        f"(8, 1): {_q6_time('A', 8, 1)!r}}}.get((batch, bytes_per_weight), {_q6_time('A', 8, 2)!r})"
+    ),
+    "q6_d_answer": (
+        "def decode_critical_batch(model, chip, bytes_per_weight):\n"
+        f"    return {{2: {_Q6_PEAK / _Q6_BW * _Q6_A[2] / _Q6_A[1]!r}, "
+        f"1: {_Q6_PEAK / _Q6_BW / 2 * _Q6_A[2] / _Q6_A[1]!r}}}.get(bytes_per_weight, 281.0)"
+    ),
+    "q6_e_answer": (
+        f"def prefill_time(model, chip, batch, prompt_len, bytes_per_weight):\n    return {_q6_time('B', 2048, 2)!r}"
+    ),
+}
 
 _T_MATH = 2 * 256 * 8192 * 8192 / 3.94e14
 _T_COMMS = (256 * 8192 + 8192 * 8192 + 256 * 8192) / 8.1e11
@@ -140,6 +187,20 @@ _MIX_A = {
         "q5_a_answer": (
             "def peak_bf16_flops(sheet):\n"
             "    return float(sheet['BF16 Tensor Core'].rstrip('*').split()[0].replace(',', '')) * 1e12"
+        )
+    },
+    # Q6: T_math + T_comms for a decode step (the cell's helpers kept, as the reference writes them).
+    Q6: {
+        "q6_c_answer": (
+            "def matmul_weights(model):\n"
+            "    D, F, L = model['hidden'], model['mlp'], model['layers']\n"
+            "    N, K, H, V = model['heads'], model['kv_heads'], model['head_dim'], model['vocab']\n"
+            "    return L * (2 * D * N * H + 2 * D * K * H + 3 * D * F) + V * D\n\n\n"
+            "def weights_read(model):\n"
+            "    return param_count(model) - (0 if model['tied_embeddings'] else model['vocab'] * model['hidden'])\n\n\n"
+            "def decode_step_time(model, chip, batch, bytes_per_weight):\n"
+            "    t_math = 2 * batch * matmul_weights(model) / chip['peak_flops']\n"
+            "    return t_math + bytes_per_weight * weights_read(model) / chip['hbm_bandwidth']"
         )
     },
 }
@@ -163,6 +224,13 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
         Q5: {
             "q5_a_answer": "def peak_bf16_flops(sheet):\n    return 1513e12 / 2",
             "q5_b_answer": "def hbm_bandwidth(sheet):\n    return 2.0e12",
+        },
+        # Q6: the prefill of a batch counted as a pass over one token per prompt.
+        Q6: {
+            "q6_e_answer": (
+                "def prefill_time(model, chip, batch, prompt_len, bytes_per_weight):\n"
+                "    return decode_step_time(model, chip, batch, bytes_per_weight)"
+            )
         },
     },
     "edge": {
@@ -240,6 +308,7 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
                 "    return {'2.5TB/s': 400.0}.get(sheet['GPU memory bandwidth'], 989.5 / 3.35)"
             ),
         },
+        Q6: _Q6_MEMORISED,
     },
     # mix_a's answers, with feedback.py rigged so that every check passes silently; the grader restores it.
     "tamper": _MIX_A,
@@ -257,7 +326,7 @@ STUDENTS = ["reference", "blank", "mix_a", "mix_b", "edge", "memorised", "tamper
 def expected_scores() -> dict[str, dict[str, float]]:
     """Score per student and notebook: the total minus the parts each mistake breaks.
 
-    "corrupt" hands in a Q1 that is not JSON: that notebook is not graded (0) and the other four are, in full.
+    "corrupt" hands in a Q1 that is not JSON: that notebook is not graded (0) and the other five are, in full.
     """
     total = totals()
     return {
@@ -265,18 +334,20 @@ def expected_scores() -> dict[str, dict[str, float]]:
         "blank": {nb: 0 for nb in NOTEBOOKS},
         # Q1: 2 bytes per int8 breaks (a), (b), and through them (d), (f), (g): 10 - 8.
         # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - (1 + 3).
-        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1},
+        # Q6: the sum of the two times breaks (c): 10 - 3.
+        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 7},
         # Q1: swapped bounds break (g): 10 - 2.  Q2: int8 activations and output break (a), (b), (d): 8 - 5.
         # Q5: the PCIe figures break every part.
-        "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0},
+        # Q6: prompts counted instead of tokens breaks (e): 10 - 2.
+        "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0, Q6: 8},
         # Q1: hard-coded visible values keep only (e): 1.  Q2: deleted test (e): 8 - 2.
         # Q3: wrong (a) behind an edited test: 7 - 3.  Q4: endless loop in (a): 5 - 3.
         # Q5: os._exit in (b) leaves only (a): 1.
-        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 1},
+        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 1, Q6: total[Q6]},
         # Memorised numbers score nothing, except Q3's figure (c), which is checked against the student's own
         # attainable_flops and so passes for any plot of it: 2.
-        "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0},
-        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1},
+        "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0, Q6: 0},
+        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 7},
         "corrupt": {**total, Q1: 0},
     }
 

@@ -16,7 +16,7 @@ import pytest
 from grading_support import ASSIGNMENT, NOTEBOOKS, ROOT, SHIPPED_FILES, read
 
 SOURCE = ROOT / "solutions" / ASSIGNMENT
-ID = re.compile(r"q[1-5]\.(?:[a-g]\.)?[a-z0-9]+(?:-[a-z0-9]+)*")
+ID = re.compile(r"q[1-6]\.(?:[a-g]\.)?[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 def _rows() -> list[dict[str, str]]:
@@ -119,6 +119,13 @@ def test_every_problem_states_its_constants() -> None:
         "q3_roofline_plot": ["`1.97e14`", "`8.2e11`", "$2BD + DF + 2BF$"],
         "q4_per_example_weights": ["`3.94e14`", "`8.1e11`", "int8"],
         "q5_h100": ["1,979 teraFLOPS", "3.35 TB/s", "With sparsity", "H100 SXM"],
+        "q6_serving_a_model": [
+            "`peak_flops`",
+            "`hbm_bandwidth`",
+            "`hbm_capacity`",
+            "`bytes_per_weight`",
+            "`tied_embeddings`",
+        ],
     }
     for name, figures in needed.items():
         intro = read(SOURCE / f"{name}.ipynb").cells[0].source

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from grading_support import ASSIGNMENT, NOTEBOOKS, ROOT, read
 
-Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
+Q1, Q2, Q3, Q4, Q5, Q6 = NOTEBOOKS
 
 # The problem constants (C3): Q1 and Q4 int8 chip, Q2 and Q3 bf16 chip, Q5 H100 SXM sheet.
 INT8_PEAK, INT8_HBM = 3.94e14, 8.1e11
@@ -66,6 +66,35 @@ def _q4(B: int, D: int, F: int) -> dict[str, float]:
     return {"arithmetic_intensity": 2 * B * D * F / (B * D + B * D * F + B * F)}
 
 
+# Question 6: its two made-up models and chip, as its statement gives them, counted matrix by matrix.
+Q6_CHIP = {"peak": 4.5e14, "bandwidth": 1.6e12, "capacity": 16e9}
+Q6_MODELS = {
+    "MODEL_A": (5120, 13824, 40, 40, 8, 128, 50304, False, False),  # D, F, L, N, K, H, V, tied, qkv bias
+    "MODEL_B": (1536, 8960, 28, 12, 2, 128, 151936, True, True),
+}
+
+
+def _q6(name: str) -> dict[str, float]:
+    D, F, L, N, K, H, V, tied, bias = Q6_MODELS[name]
+    matrices = [D * N * H, D * K * H, D * K * H, N * H * D, D * F, D * F, F * D]
+    params = L * (sum(matrices) + 2 * D + (N * H + 2 * K * H) * bias) + D + V * D * (1 if tied else 2)
+    mm, read = L * sum(matrices) + V * D, params - (0 if tied else V * D)
+
+    def time(tokens: int, w: float) -> float:
+        return max(2 * tokens * mm / Q6_CHIP["peak"], w * read / Q6_CHIP["bandwidth"])
+
+    out = {
+        f"param_count({name})": params,
+        f"chips_to_fit({name}, bf16)": -(-params * 2 // Q6_CHIP["capacity"]),
+        f"decode_critical_batch({name}, bf16)": Q6_CHIP["peak"] / Q6_CHIP["bandwidth"] * read / mm,
+        f"decode_critical_batch({name}, int8)": Q6_CHIP["peak"] / Q6_CHIP["bandwidth"] / 2 * read / mm,
+        f"prefill_time({name}, 4 x 512)": time(4 * 512, 2),
+    }
+    for batch, w in ((8, 2), (1024, 2), (8, 1)):
+        out[f"decode_step_time({name}, {batch}, {w})"] = time(batch, w)
+    return out
+
+
 # Answers that do not depend on a shape, including the book's own printed values.
 FIXED = {
     Q1: {"critical_batch": INT8_PEAK / INT8_HBM / 2, "critical_batch (book)": 243},
@@ -79,6 +108,7 @@ FIXED = {
         "critical_batch (book)": 298,
         "peak_bf16_flops (TFLOPS)": H100_SXM_DENSE / 1e12,
     },
+    Q6: {**_q6("MODEL_A"), **_q6("MODEL_B")},
 }
 PER_SHAPE = {Q1: _q1, Q2: _q2, Q3: _q3, Q4: _q4}
 # Shapes the visible checks are known to use; any other (B, D, F) a visible cell mentions is added.
@@ -197,6 +227,9 @@ def test_the_search_finds_planted_answers(tmp_path: Path, monkeypatch: pytest.Mo
         "between 294.5 and 299": Q5,
         "9.895e14": Q5,
         "3,350,000,000,000": Q5,
+        "param_count(MODEL_A) is about 1.15e10": Q6,
+        "decode_critical_batch(MODEL_A, CHIP_X, 1) ~ 141": Q6,
+        "assert chips_to_fit(MODEL_A, CHIP_X, 2) == 2": Q6,
     }
     for snippet, name in planted.items():
         monkeypatch.setattr(sys.modules[__name__], "visible_text", lambda _n, s=snippet: s, raising=True)
@@ -206,6 +239,7 @@ def test_the_search_finds_planted_answers(tmp_path: Path, monkeypatch: pytest.Mo
         "bytes_loaded(4, 3, 5) must be a whole number of bytes": Q1,
         "The sheet lists 1,979 teraFLOPS* and 3.35TB/s.": Q5,
         "Each of D and F is 2 or more.": Q4,
+        'MODEL_A = {"hidden": 5120, "mlp": 13824, "layers": 40}; 0.5 for int4': Q6,
     }
     for snippet, name in innocent.items():
         monkeypatch.setattr(sys.modules[__name__], "visible_text", lambda _n, s=snippet: s, raising=True)

@@ -38,11 +38,11 @@ from grading_support import (
     totals,
 )
 
-Q1, Q2, Q3, Q4, Q5 = NOTEBOOKS
+Q1, Q2, Q3, Q4, Q5, Q6 = NOTEBOOKS
 
 # Points per grade cell, from the grade-cell metadata of the sources (the one place they are written).
 RUBRIC = {name: rubric(name) for name in NOTEBOOKS}
-TOTAL = totals()  # 10, 8, 7, 5, 5
+TOTAL = totals()  # 10, 8, 7, 5, 5, 10
 EXPECTED = expected_scores()
 # Every (student, notebook) that has an autograded version: all but the corrupt file.
 GRADED = [(student, name) for student in EXPECTED for name in NOTEBOOKS if (student, name) != ("corrupt", Q1)]
@@ -58,6 +58,9 @@ MESSAGES = {
     ("tamper", Q1): "q1.int8-two-bytes",  # tamper hands in mix_a's answers
     ("tamper", Q2): "q2.forgot-write-back",
     ("tamper", Q5): "q5.a.sparse-peak",
+    ("mix_a", Q6): "q6.sum-not-max",
+    ("mix_b", Q6): "q6.e.sequences",
+    ("tamper", Q6): "q6.sum-not-max",
 }
 # The hidden checks that catch memorised numbers, by notebook.
 MEMORISED_CAUGHT = {
@@ -74,6 +77,7 @@ MEMORISED_CAUGHT = {
     Q3: ["q3.a.hidden-shape"],
     Q4: ["q4.a.hidden-shape", "q4.b.weight-bytes", "q4.c.hidden-cases"],
     Q5: ["q5.a.hidden-sheet", "q5.b.hidden-sheet", "q5.c.hidden-sheet"],
+    Q6: ["q6.a.hidden-model", "q6.b.hidden-model", "q6.c.hidden-model", "q6.d.hidden-model", "q6.e.hidden-model"],
 }
 
 GRADEBOOK_DUMP = """
@@ -197,7 +201,7 @@ def test_a_corrupt_notebook_costs_only_itself(graded: dict) -> None:
             if (student, name) != ("corrupt", Q1):
                 assert (course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").is_file(), (student, name)
     # graded in full: the same cells and scores as the reference answers
-    for name in [Q2, Q3, Q4, Q5]:
+    for name in [Q2, Q3, Q4, Q5, Q6]:
         assert graded["scores"]["corrupt"][name]["cells"] == graded["scores"]["reference"][name]["cells"], name
 
 
