@@ -497,6 +497,10 @@ def execute(task: Task) -> Outcome:
             }
             for _, cls in executors(config):
                 pp = watched(cls)(config=config)
+                # the kernel is killed once the last cell has run: its outputs are in, and the notebook's room
+                # kills whatever else it started, so a graceful shutdown (a request, then polling for the exit)
+                # would only add time
+                pp.shutdown_kernel = "immediate"
                 pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
                 pp.grading_output_limit = task.limits.output
                 pp.grading_reply_limit = task.limits.output
