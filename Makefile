@@ -63,14 +63,14 @@ sandbox:
 	@bash tools/install-sandbox.sh
 
 # ruff (lint and format) first; mypy runs beside pytest, whose two processes (pytest-xdist) share the suite;
-# the browser tests (tests/test_browser_*.py) run on their own afterwards, so that page loads are never starved
-# by the grading tests' kernels.
+# the browser tests (tests/test_browser_*.py) run on their own afterwards, in two processes (a Chromium each), so
+# that page loads are never starved by the grading tests' kernels.
 test: book setup-test browser sandbox lint
 	@mkdir -p _build; $(PY) -m mypy > _build/mypy.log 2>&1 & mypy=$$!; \
 	$(PY) -m pytest -n 2 --dist loadfile $(addprefix --ignore=,$(wildcard tests/test_browser_*.py)); status=$$?; \
 	if wait $$mypy; then echo "mypy: $$(tail -n 1 _build/mypy.log)"; else cat _build/mypy.log; status=1; fi; \
 	exit $$status
-	$(PY) -m pytest $(wildcard tests/test_browser_*.py)
+	$(PY) -m pytest -n 2 $(wildcard tests/test_browser_*.py)
 
 # The repository is clean under ruff (settings in pyproject.toml); `ruff check --fix .` and `ruff format .` repair most findings.
 lint: setup-test
