@@ -7,6 +7,7 @@ notebooks per second for both, their ratio, and checks that every cell has the s
 
     python benchmarks/grading.py                       # 40 students, workers = cores
     python benchmarks/grading.py --students 18 --workers 2
+    python benchmarks/grading.py --students 400 --only-grading   # a large class: the grading command alone
 """
 
 from __future__ import annotations
@@ -64,7 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--workers", type=int, default=default_workers())
+    parser.add_argument(
+        "--only-grading", action="store_true", help="time the grading command alone (no serial nbgrader, no comparison)"
+    )
     args = parser.parse_args(argv)
+    if args.students < 1 or args.workers < 1:
+        parser.error("--students and --workers must be 1 or more")
     with tempfile.TemporaryDirectory(prefix="grading-bench-") as tmp:
         base = Path(tmp) / "base"
         base.mkdir()
@@ -78,6 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(base, serial)
         shutil.copytree(base, parallel)
         notebooks = len(list((base / "submitted").glob(f"*/{ASSIGNMENT}/*.ipynb")))
+        if args.only_grading:
+            t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers))
+            print(
+                f"class: {args.students} students, {notebooks} notebooks; {os.cpu_count()} cores; --workers {args.workers}"
+            )
+            print(f"python -m grading autograde:    {t_parallel:7.1f} s  {notebooks / t_parallel:5.2f} notebooks/s")
+            return 0
         t_serial = _run(serial, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create")
         t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers))
         a, b = scores(serial), scores(parallel)
