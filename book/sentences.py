@@ -33,6 +33,16 @@ MEASURE: dict[str, str] = {
     "acc_below": "{ratio:.0f} times below",
     "acc_same": "about the same as",
     "acc_above": "{ratio:.0f} times above",
+    "llc_unknown": "This machine does not report the size of its last-level cache, so whether the copy's {mib:.0f} MiB fit in it is unknown.",
+    "llc_larger": (
+        "The copy's two arrays take {mib:.0f} MiB, more than the {llc:.0f} MiB last-level cache this machine reports, "
+        "so most of what it moves comes from main memory."
+    ),
+    "llc_fits": (
+        "The copy's two arrays take {mib:.0f} MiB, and this machine reports a last-level cache of {llc:.0f} MiB: "
+        "part of what the copy moves may come from the cache, so the bandwidth roof may sit above main memory's. "
+        "(A virtual machine often reports the whole cache of a processor it shares with others.)"
+    ),
     "cpu_little": "a CPU has little compute per byte of memory bandwidth",
     "cpu_much": "this machine has unusually much compute per byte of memory bandwidth",
     "dot_left": (
@@ -40,6 +50,19 @@ MEASURE: dict[str, str] = {
         "vectors fit in the cache (see below)"
     ),
     "dot_right": "yet here it sits right of the measured ridge: this machine's ridge is below a quarter FLOP per byte",
+    "dot_above_all": (
+        "On the build machine every dot product of the sweep runs above the bandwidth roof, up to the longest, "
+        "{mib:.0f} MiB of vectors: none is long enough to come from main memory alone."
+    ),
+    "dot_above_some": (
+        "On the build machine {n} of the {total} dot products run above the bandwidth roof; the longest, "
+        "{mib:.0f} MiB of vectors, does not."
+    ),
+    "dot_above_longest": (
+        "On the build machine {n} of the {total} dot products run above the bandwidth roof, the longest, "
+        "{mib:.0f} MiB of vectors, among them."
+    ),
+    "dot_above_none": "On the build machine no dot product runs above the bandwidth roof.",
     "sweep_range": "{first} to {last}",
     "knee_few": "has too few sizes to place a knee",
     "knee_first_below": (
@@ -51,6 +74,15 @@ MEASURE: dict[str, str] = {
         "that, above the prediction"
     ),
     "knee_at": "reaches 80% of its plateau at B ≈ {b:.1f}, {ratio:.1f} times the prediction",
+    "model_knee_ratio": (
+        "That ratio would not be 1 even for a perfect fit: read the same way, the model's own curve at these "
+        "sizes reaches 80% of the roof at B ≈ {b:.1f}, {ratio:.2f} times B*, because it climbs straight to the "
+        "roof and passes 80% of it before the corner."
+    ),
+    "model_knee": (
+        "Read the same way, the model's own curve at these sizes reaches 80% of the roof at B ≈ {b:.1f}, "
+        "{ratio:.2f} times B*."
+    ),
     "reason_few": "With so few sizes the comparison says little.",
     "reason_early": (
         "The sweep bends earlier than the model: it levels off at only {plateau:.0%} of the measured peak, "

@@ -96,12 +96,12 @@ SUMMARY = {
     "sum_bcrit_bf16": "240",
     "sum_bcrit_int8w": "120",
     "b_exact_8192": "255",
-    "d_star": "8756",  # 2 * 1.97e14 / 4.5e10
+    "d_star_min": "8756",  # the first whole D past 2 * 1.97e14 / 4.5e10 = 8755.6
     "w8_bf16": "16.06",
     "fit70_h100": "2",
     "bstar_h100": "295.4",
     "kv8": "131,072",
-    "sum_kv_cap_tokens": f"{(8e10 - PARAMS_8B * 2) / 131_072:,.0f}",  # 487,820
+    "sum_kv_cap_tokens": f"{(8e10 - PARAMS_8B * 2) // 131_072:,.0f}",  # 487,819.6: whole tokens, 487,819
 }
 
 
@@ -128,7 +128,7 @@ CLAIMS = {
         "2.1 times the weights",
         "the decode times here are lower bounds",
     ],
-    "summary": ["D > 8756"],
+    "summary": ["D \\ge 8756"],  # D > 8755.6 from D = 8756 on
 }
 
 

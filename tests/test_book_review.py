@@ -346,3 +346,187 @@ def test_intro_accounts_for_the_vendor_ridge_in_chip_lists() -> None:
     intro = _text("intro")
     assert f"and {vendor} where a list of chips from the spec table" in intro
     assert "the errata page lists them once" in intro
+
+
+# --- a second instructor's read --------------------------------------------------------------
+
+
+def _plain(page: str) -> str:
+    """:func:`_text` with typographic quotes made plain, so a test can quote the source's ' and "."""
+    return _text(page).translate(str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'}))
+
+
+def test_the_decimal_reading_is_smaller_by_the_right_share() -> None:
+    """10^9 is 6.9 % less than 2^30; the GiB figure is 7.4 % more than the GB one. Each sentence says the one it means."""
+    text = _plain("where-does-the-time-go")
+    assert f"would come out {100 * (1 - 1e9 / 2**30):.1f} % too small" in text
+    assert not re.search(r"falls \S+ % short", text)
+    assert "without saying which gigabyte it means" in text.split("NVIDIA's H100 page prints", 1)[1][:80]
+
+
+def test_capacity_wording_is_one_convention_everywhere() -> None:
+    for page in ("where-does-the-time-go", "real-model-real-chips", "accelerator-specs", "summary"):
+        text = _text(page)
+        assert "misread" not in text, page
+        assert "Google lists" not in text, page
+    specs = _soup("accelerator-specs")
+    headers = [th.get_text(" ", strip=True) for th in specs.select("article th")]
+    assert "HBM capacity, as printed" in headers
+    v5e = rl.get_accelerator("tpu-v5e")
+    assert "printed as '16 GB'" in v5e.source_of("hbm_capacity")
+    assert "printed as '16 GB'" in _plain("accelerator-specs")
+    capstone = _plain("real-model-real-chips")
+    assert re.search(r"prints \" ?16 GB ?\", which the course reads as 16 GiB", capstone)
+
+
+def test_question_6_section_says_what_its_hidden_checks_run() -> None:
+    from test_exercises_q6 import _hidden_helpers
+
+    models, chips = _hidden_helpers()["_hidden_cases"]()  # type: ignore[operator]
+    published = {
+        name: m
+        for name, m in rl.MODELS.items()
+        if any(c["hidden"] == m.hidden and c["mlp"] == m.mlp and c["layers"] == m.layers for c in models)
+    }
+    assert {"llama-3-8b", "llama-3-70b", "qwen2.5-7b"} <= set(published)
+    assert any(c["tied_embeddings"] for c in models)
+    table = [(a.peak("bf16"), a.bandwidth("hbm"), a.hbm_capacity) for a in rl.ACCELERATORS.values()]
+    for chip in chips:  # every hidden chip is a row of the spec table
+        assert any(
+            np.isclose(chip["peak_flops"], p, rtol=1e-3)
+            and np.isclose(chip["hbm_bandwidth"], b, rtol=1e-3)
+            and np.isclose(chip["hbm_capacity"], c, rtol=1e-3)
+            for p, b, c in table
+        ), chip
+    text = _plain("real-model-real-chips")
+    section = text[text.index("Question 6 turns this chapter into code") :][:700]
+    assert "published models (Llama 3, Qwen2.5)" in section
+    assert "a model with tied embeddings" in section and "chips from the spec table" in section
+    assert "weights in bf16, int8 and int4" in section
+
+
+def test_decode_time_flat_in_batch_only_for_short_contexts() -> None:
+    text = _plain("real-model-real-chips")
+    llama = rl.MODELS["llama-3-8b"]
+    kv_per_token = 2 * llama.layers * llama.kv_heads * llama.head_dim * 2  # keys and values, bf16
+    weights_read = 2 * (llama.params - llama.vocab * llama.hidden)  # bf16, all but the embedding table
+    many = int(re.search(r"at \\\(B = 1\\\) and at \\\(B =\\\) (\d+) alike, for short contexts", text).group(1))
+    tenth = int(0.1 * weights_read / (many * kv_per_token))
+    assert f"past {tenth} tokens of context per sequence" in text
+
+
+def test_every_matmul_of_a_layer_needs_a_larger_batch_than_the_model() -> None:
+    text = _plain("real-model-real-chips")
+    assert "counts the weight bytes only" in text
+    assert "gives every matmul its own critical batch, above the model's" in text
+
+
+def test_summary_rounds_thresholds_the_safe_way() -> None:
+    """D > 8755.6 holds from D = 8756 on: the table gives that whole D with ≥, not a rounded D with >."""
+    text = _plain("summary")
+    d_star = 2 * 1.97e14 / 4.5e10  # bf16 partial sums over one one-way v5e ICI link, the book's figures
+    assert re.search(rf"D \\ge\\?\)? ?{int(d_star) + 1}\b", text), "the 2-chip threshold as the first whole D"
+    assert not re.search(rf"D >\\?\)? ?{round(d_star)}\b", text)
+    llama = rl.MODELS["llama-3-8b"]
+    kv_per_token = 2 * llama.layers * llama.kv_heads * llama.head_dim * 2  # keys and values, bf16
+    tokens = (80e9 - 2 * llama.params) / kv_per_token  # whole tokens only: a part-token does not fit
+    assert f"an H100 holds {int(tokens):,} tokens of it" in text
+
+
+def test_pages_after_the_problems_warn_before_they_show_answers() -> None:
+    """A page placed after the problems that prints a fixed answer of one says so at its top."""
+    from test_exercises_no_answers import FIXED, numbers_in, reveals
+
+    pages = _toc_pages()
+    revealing, warned = [], []
+    for page in pages[pages.index("problems") + 1 :]:
+        text = _text(page)
+        shown = [
+            key
+            for fixed in FIXED.values()
+            for key, answer in fixed.items()
+            if not (float(answer).is_integer() and abs(answer) < 100)
+            and any(reveals(e, v, answer) for e, v in numbers_in(text))
+        ]
+        if shown:
+            revealing.append(page)
+            notice = _soup(page).select_one("article div.answers-ahead")
+            assert notice is not None, f"{page} shows {shown} without an 'Answers ahead' notice"
+            assert text.index("Answers ahead") < 200, f"{page}: the notice is not at the top"
+            warned.append(page)
+    assert {"real-model-real-chips", "summary", "accelerator-specs", "errata"} <= set(warned)
+    for page in set(pages[pages.index("problems") + 1 :]) - set(revealing):
+        assert _soup(page).select_one("article div.answers-ahead") is None, f"{page} warns of answers it does not show"
+
+
+def test_question_3_notebook_does_not_state_question_2s_bytes() -> None:
+    import nbformat
+
+    for folder in ("solutions", "exercises"):
+        nb = nbformat.read(ROOT / folder / "rooflines" / "q3_roofline_plot.ipynb", as_version=4)
+        prose = " ".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert "2BD + DF + 2BF" not in prose.replace("$", ""), folder
+        assert "each at its own width" in prose, folder
+
+
+def test_dot_products_above_the_roof_are_counted_not_assumed() -> None:
+    text = _plain("measure-your-machine")
+    assert "only the long ones, well past the last-level cache, sit on it" not in text
+    assert re.search(r"On the build machine (every|no|\d+ of the \d+) dot product", text)
+
+
+def test_glossary_defines_what_the_review_asked_for() -> None:
+    text = _plain("glossary")
+    for term in ("fp8", "int4", "GiB / GB", "per-replica batch", "exact critical batch size", "BLAS", "STREAM",
+                 "last-level cache"):  # fmt: skip
+        assert term in text, term
+    fp8 = [a for a in rl.ACCELERATORS.values() if "fp8" in a.peak_flops]
+    assert fp8 and all(1.9 <= a.peak("fp8") / a.peak("bf16") <= 2.1 for a in fp8)  # "about twice their bf16 peak"
+    assert f"about {round(100 * (1 - 1e9 / 2**30))}% less" in text
+
+
+def test_vpu_erratum_credits_the_source_for_naming_the_chip() -> None:
+    text = _plain("errata")
+    assert "switches to the v5p" not in text
+    assert "names the VPU of the TPU v5p" in text
+
+
+def test_the_cache_sentence_agrees_with_its_numbers() -> None:
+    """The copy's arrays against the machine's last-level cache: the sentence the sizes call for."""
+    text = _plain("measure-your-machine")
+    larger = re.search(r"The copy's two arrays take (\d+) MiB, more than the (\d+) MiB last-level cache", text)
+    fits = re.search(
+        r"The copy's two arrays take (\d+) MiB, and this machine reports a last-level cache of (\d+) MiB", text
+    )
+    unknown = "does not report the size of its last-level cache" in text
+    assert sum(map(bool, (larger, fits, unknown))) == 1
+    if larger:
+        assert int(larger.group(1)) > int(larger.group(2))
+    if fits:
+        assert int(fits.group(1)) <= int(fits.group(2))
+
+
+def test_the_knee_is_compared_with_the_models_own_knee() -> None:
+    """A perfect fit reaches 80% of the roof before B*, not at it: the page says where, and uses that."""
+    text = _plain("measure-your-machine")
+    assert "a ratio near 1 would be a perfect fit" not in text
+    b_pred = float(re.search(r"the model predicts \\\(B\^\* \\approx\\\) ([\d.]+)", text).group(1))
+    own = re.search(
+        r"the model's own curve at these sizes reaches 80% of the roof at B ≈ ([\d.]+), ([\d.]+) times B\*", text
+    )
+    assert own, "the model's own knee is not stated"
+    b_model, ratio = float(own.group(1)), float(own.group(2))
+    assert b_model < b_pred and ratio == pytest.approx(b_model / b_pred, abs=0.006)
+
+
+def test_last_level_cache_read_from_sysfs(tmp_path: Path) -> None:
+    from rooflinelib.measure.system import last_level_cache_bytes
+
+    for i, (level, size) in enumerate([(1, "32K"), (1, "32K"), (2, "1M"), (3, "36608K")]):
+        (tmp_path / f"index{i}").mkdir()
+        (tmp_path / f"index{i}" / "level").write_text(f"{level}\n")
+        (tmp_path / f"index{i}" / "size").write_text(f"{size}\n")
+    assert last_level_cache_bytes(tmp_path) == 36608 * 1024
+    (tmp_path / "index3" / "size").write_text("garbage\n")
+    assert last_level_cache_bytes(tmp_path) is None
+    assert last_level_cache_bytes(tmp_path / "nowhere") is None

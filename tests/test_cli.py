@@ -56,7 +56,10 @@ def test_specs_prints_figures_with_si_prefixes(capsys):
     out = capsys.readouterr().out
     assert "197 TFLOP/s" in out and "393 TOP/s" in out
     assert "HBM bandwidth 819 GB/s, capacity 17.2 GB" in out  # 16 GiB = 17.18e9 bytes
-    assert "hbm_capacity source: https://cloud.google.com/tpu/docs/v5e (printed as '16 GB'; read as 16 GiB" in out
+    assert (
+        "hbm_capacity source: https://cloud.google.com/tpu/docs/v5e (printed as '16 GB', read on 2026-11-23; taken as 16 GiB"
+        in out
+    )
     assert "45 GB/s one-way (per link)" in out
 
 

@@ -1,15 +1,48 @@
-"""Where a measurement was taken: platform, CPU count, numpy, BLAS and its thread pools, date."""
+"""Where a measurement was taken: platform, CPU count, last-level cache, numpy, BLAS and its thread pools, date."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
 import platform
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["blas_name", "blas_threads", "machine_info", "thread_pools"]
+__all__ = ["blas_name", "blas_threads", "last_level_cache_bytes", "machine_info", "thread_pools"]
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def last_level_cache_bytes(cpu_dir: str | Path = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
+    """Size of the first CPU's highest-level cache, from Linux's sysfs; ``None`` where it is not reported.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for i, (level, size) in enumerate([(1, "48K"), (2, "2048K"), (3, "32768K")]):
+    ...     (d / f"index{i}").mkdir()
+    ...     _ = (d / f"index{i}" / "level").write_text(f"{level}\\n")
+    ...     _ = (d / f"index{i}" / "size").write_text(f"{size}\\n")
+    >>> last_level_cache_bytes(d) // 2**20
+    32
+    >>> last_level_cache_bytes(d / "missing") is None
+    True
+    """
+    best: tuple[int, int] | None = None
+    try:
+        for index in Path(cpu_dir).glob("index*"):
+            level = int((index / "level").read_text().strip())
+            size = (index / "size").read_text().strip().upper().removesuffix("B")
+            unit = size[-1] if size[-1:] in ("K", "M", "G") else ""
+            nbytes = int(size.removesuffix(unit)) * _UNITS[unit]
+            if best is None or level > best[0]:
+                best = (level, nbytes)
+    except (OSError, ValueError):
+        return None
+    return None if best is None else best[1]
 
 
 def blas_name() -> str:
@@ -78,6 +111,7 @@ def machine_info(backend_info: dict[str, Any] | None = None) -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
+        "last_level_cache_bytes": last_level_cache_bytes(),
         "numpy": np.__version__,
         "blas_threads": blas_threads(),
         "thread_pools": thread_pools(),
