@@ -375,6 +375,14 @@ def test_capacity_wording_is_one_convention_everywhere() -> None:
     v5e = rl.get_accelerator("tpu-v5e")
     assert "printed as '16 GB'" in v5e.source_of("hbm_capacity")
     assert "printed as '16 GB'" in _plain("accelerator-specs")
+    text = _plain("accelerator-specs")
+    assert "Every vendor's page prints" not in text  # the v4 page and the comparison table give GiB
+    sentence = text[text.index("Google's pages differ") :][:300]
+    assert "its TPU comparison table and its v4 page give GiB" in sentence
+    assert 'its v5e, v5p and v6e pages print "GB"' in sentence
+    assert re.search(r"\(\d+ GiB\)", rl.get_accelerator("tpu-v4").source_of("hbm_capacity"))  # what the sentence says
+    for key in ("tpu-v5e", "tpu-v5p", "tpu-v6e"):
+        assert re.search(r"print(?:s|ed as) '\d+ GB'", rl.get_accelerator(key).source_of("hbm_capacity")), key
     capstone = _plain("real-model-real-chips")
     assert re.search(r"prints \" ?16 GB ?\", which the course reads as 16 GiB", capstone)
 
