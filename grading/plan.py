@@ -29,6 +29,7 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.apps.autogradeapp import AutogradeApp
 from nbgrader.converters import Autograde
+from nbgrader.preprocessors import SaveAutoGrades
 from traitlets import Any as AnyTrait
 
 from grading.execute import Task, executors, one_line
@@ -66,6 +67,34 @@ class Executed(Preprocessor):
         return nbformat.from_dict(self.notebook), resources
 
 
+class SaveAutoGradesOnce(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades with one gradebook transaction per notebook instead of one per cell.
+
+    The same rows get the same values; they are committed together at the end, so a notebook
+    whose landing fails half-way leaves the gradebook as it was (and is then scored 0 as a
+    notebook that could not be graded). nbgrader commits after every graded cell, a write to
+    disk each; ``benchmarks/gradebook.py`` times both.
+    """
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.gradebook = Gradebook(resources["nbgrader"]["db_url"])
+        with self.gradebook:
+            commit = self.gradebook.db.commit
+            self.gradebook.db.commit = self.gradebook.db.flush
+            try:
+                nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
+            except BaseException:
+                self.gradebook.db.rollback()
+                raise
+            finally:
+                self.gradebook.db.commit = commit
+            commit()
+        return nb, resources
+
+
 class Grader(Autograde):
     """nbgrader's Autograde converter, driven one notebook at a time instead of one student at a time."""
 
@@ -83,6 +112,8 @@ class Grader(Autograde):
         for index, pp in enumerate(self.autograde_preprocessors):
             if index in positions:
                 self.exporter.register_preprocessor(Executed(notebook=self.executed), enabled=True)
+            elif pp is SaveAutoGrades:
+                self.exporter.register_preprocessor(SaveAutoGradesOnce)
             else:
                 self.exporter.register_preprocessor(pp)
 

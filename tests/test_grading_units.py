@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import doctest
 import io
+import os
 import pickle
 import sys
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -192,3 +194,81 @@ def test_the_grading_task_travels_by_value() -> None:
     blob = cloudpickle.dumps(_Call(run_task, Task("ada", "a", "nb", "{}", {}, (), {})))
     assert b"grading.room" in blob or b"Room" in blob
     assert len(blob) > 10_000  # the code itself, not a reference to it
+
+
+@pytest.fixture
+def alembic_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """nbgrader creates a new gradebook by running ``alembic``, installed beside this Python."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+
+
+def _gradebook(path: Path) -> str:
+    """A gradebook with one assignment, one notebook of two one-point checks, and ada's submission."""
+    from nbgrader.api import Gradebook
+
+    db_url = f"sqlite:///{path}"
+    with Gradebook(db_url) as gb:
+        gb.update_or_create_assignment("hw")
+        gb.update_or_create_notebook("nb", "hw")
+        for name in ("t1", "t2"):
+            gb.update_or_create_grade_cell(name, "nb", "hw", max_score=1, cell_type="code")
+        gb.update_or_create_student("ada")
+        with warnings.catch_warnings():  # nbgrader's add_submission trips SQLAlchemy's autoflush warning
+            warnings.simplefilter("ignore")
+            gb.add_submission("hw", "ada")
+    return db_url
+
+
+def _executed(*checks: tuple[str, bool]) -> object:
+    """A notebook of check cells, each passed or failed (an error output)."""
+    import nbformat
+
+    cells = []
+    for grade_id, passed in checks:
+        cell = nbformat.v4.new_code_cell("assert True", execution_count=1)
+        cell.metadata["nbgrader"] = {
+            "grade": True,
+            "solution": False,
+            "locked": True,
+            "grade_id": grade_id,
+            "points": 1,
+        }
+        if not passed:
+            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=[])]
+        cells.append(cell)
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def _scores(db_url: str) -> dict[str, tuple[object, object]]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        grades = gb.find_submission_notebook("nb", "hw", "ada").grades
+        return {g.name: (g.auto_score, g.needs_manual_grade) for g in grades}
+
+
+@pytest.mark.usefixtures("alembic_on_path")
+def test_grades_saved_in_one_transaction_equal_nbgraders(tmp_path: Path) -> None:
+    from nbgrader.preprocessors import SaveAutoGrades
+
+    resources = {"notebook": "nb", "assignment": "hw", "student": "ada"}
+    saved = {}
+    for pp in (SaveAutoGrades, grading.plan.SaveAutoGradesOnce):
+        db_url = _gradebook(tmp_path / f"{pp.__name__}.db")
+        pp().preprocess(_executed(("t1", True), ("t2", False)), {"nbgrader": {**resources, "db_url": db_url}})
+        saved[pp] = _scores(db_url)
+    assert saved[SaveAutoGrades] == saved[grading.plan.SaveAutoGradesOnce] == {"t1": (1.0, False), "t2": (0.0, False)}
+
+
+@pytest.mark.usefixtures("alembic_on_path")
+def test_grades_of_a_notebook_that_fails_half_way_are_not_saved(tmp_path: Path) -> None:
+    from nbgrader.api import MissingEntry
+
+    db_url = _gradebook(tmp_path / "gradebook.db")
+    before = _scores(db_url)
+    broken = _executed(("t1", True), ("not-in-the-gradebook", True))  # the second check cannot be found
+    with pytest.raises(MissingEntry):
+        grading.plan.SaveAutoGradesOnce().preprocess(
+            broken, {"nbgrader": {"notebook": "nb", "assignment": "hw", "student": "ada", "db_url": db_url}}
+        )
+    assert _scores(db_url) == before  # t1's score was not committed on its own
