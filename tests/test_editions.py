@@ -729,7 +729,7 @@ def test_the_comments_of_the_code_a_page_shows_are_in_its_language(lang: str):
     _require_build()
     left = []
     for page in _pages(lang):
-        for block in _soup(page).select(".cell_input pre"):
+        for block in _soup(page).select(".cell_input pre, article div.highlight pre"):  # code cells and code blocks
             for *_, text in editions.code_texts(block.get_text(), english_only=False):
                 left += [f"{page.name}: {text!r}" for w in re.findall(r"(?<![/\w])[a-z]{3,}(?![/\w])", text)][:1]
     assert not left, f"{lang}: English comments in the code the pages show: {left[:8]}"
