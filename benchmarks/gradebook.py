@@ -2,7 +2,7 @@
 
 nbgrader commits after every graded cell; :class:`grading.plan.SaveAutoGradesOnce` writes the same
 rows in one transaction per notebook. This builds a class of N students (see
-:func:`grading.sample.write_class`), records their submissions in a fresh gradebook, saves every
+grading.sample.write_course), records their submissions in a fresh gradebook, saves every
 notebook's grades with each preprocessor in turn (alternating, so drift in the machine's load
 touches both alike), checks that both leave the same rows, and prints the time per notebook.
 
@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +30,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import SaveAutoGrades
 
 from grading.plan import SaveAutoGradesOnce
-from grading.sample import write_class
+from grading.sample import write_course
 
 ASSIGNMENT = "rooflines"
 
@@ -72,21 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--students and --rounds must be 1 or more")
     with tempfile.TemporaryDirectory(prefix="gradebook-bench-") as tmp:
         course = Path(tmp)
-        shutil.copy2(ROOT / "nbgrader_config.py", course)
-        for folder in ("solutions", "exercises"):
-            shutil.copytree(ROOT / folder, course / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-        subprocess.run(
-            [sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force"],
-            cwd=course,
-            env={
-                **os.environ,
-                "PYTHONPATH": str(ROOT),
-                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-            },
-            capture_output=True,
-            check=True,
-        )
-        write_class(course, ASSIGNMENT, args.students)
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        }
+        write_course(ROOT, course, ASSIGNMENT, args.students, env)
         db_url = f"sqlite:///{course / 'gradebook.db'}"
         notebooks = []
         with Gradebook(db_url) as gb:

@@ -1,6 +1,6 @@
 """Grade the same sample class with serial ``nbgrader autograde`` and with ``python -m grading autograde``.
 
-Builds a class of N students from the ``rooflines`` notebooks (see :func:`grading.sample.write_class`:
+Builds a class of N students from the ``rooflines`` notebooks (see :func:`grading.sample.write_course`:
 reference answers, blank notebooks and notebooks ending in a failing check), grades one copy
 with nbgrader and another with the grading command, one after the other, then prints
 notebooks per second for both, their ratio, and checks that every cell has the same score.
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grading.cluster import default_workers
-from grading.sample import write_class
+from grading.sample import write_course
 
 ASSIGNMENT = "rooflines"
 
@@ -73,12 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--students and --workers must be 1 or more")
     with tempfile.TemporaryDirectory(prefix="grading-bench-") as tmp:
         base = Path(tmp) / "base"
-        base.mkdir()
-        shutil.copy2(ROOT / "nbgrader_config.py", base)
-        for folder in ("solutions", "exercises"):
-            shutil.copytree(ROOT / folder, base / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-        _run(base, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
-        write_class(base, ASSIGNMENT, args.students)
+        write_course(ROOT, base, ASSIGNMENT, args.students, _env())
         _run(base, "-c", "import matplotlib.pyplot")  # build the font cache once, outside the timings
         serial, parallel = Path(tmp) / "serial", Path(tmp) / "parallel"
         shutil.copytree(base, serial)

@@ -79,8 +79,8 @@ def sci(x: float, digits: int = 3) -> str:
 def capacity(nbytes: float, vendor: str) -> str:
     """HBM capacity as the course shows it: GiB (2**30 bytes) for Google, GB (1e9) otherwise.
 
-    Google's per-chip pages print "GB" (see :data:`PRINTED`); its TPU comparison table gives the
-    same capacities in GiB, which is how the course reads them. NVIDIA's and AMD's "GB" are read as
+    Google's v5e, v5p and v6e pages print "GB" (see :data:`PRINTED`); its TPU comparison table
+    gives TPU capacities in GiB, which is how the course reads them all. NVIDIA's and AMD's "GB" are read as
     decimal GB, the usual convention of GPU spec sheets.
 
     Examples

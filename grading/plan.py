@@ -81,16 +81,9 @@ class SaveAutoGradesOnce(SaveAutoGrades):
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.student_id = resources["nbgrader"]["student"]
         self.gradebook = Gradebook(resources["nbgrader"]["db_url"])
-        with self.gradebook:
-            commit = self.gradebook.db.commit
-            self.gradebook.db.commit = self.gradebook.db.flush
-            try:
-                nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
-            except BaseException:
-                self.gradebook.db.rollback()
-                raise
-            finally:
-                self.gradebook.db.commit = commit
+        with self.gradebook:  # leaving it without the commit below (an error) closes the session: a rollback
+            commit, self.gradebook.db.commit = self.gradebook.db.commit, self.gradebook.db.flush
+            nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
             commit()
         return nb, resources
 

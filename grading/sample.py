@@ -12,6 +12,9 @@ Example
 from __future__ import annotations
 
 import copy
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -116,3 +119,24 @@ def write_class(course: Path, assignment: str, n_students: int) -> list[str]:
         else:
             write_student(course, assignment, student)
     return names
+
+
+def write_course(root: Path, dest: Path, assignment: str, n_students: int, env: Mapping[str, str]) -> list[str]:
+    """A sample course in ``dest``: ``root``'s nbgrader configuration and notebooks, the assignment
+    released with ``nbgrader generate_assignment`` (run with ``env``), and :func:`write_class`'s
+    class of ``n_students``; return their ids."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(root / "nbgrader_config.py", dest)
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(root / folder, dest / folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+        cwd=dest,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"nbgrader generate_assignment {assignment} failed:\n{done.stderr[-3000:]}")
+    return write_class(dest, assignment, n_students)
