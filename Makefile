@@ -10,6 +10,8 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 # uv installs the hash-pinned requirements.txt, what the book needs (compiled from requirements.in), and for
 # `make test` requirements-test.txt, which adds grading and the test tools at the same pins (requirements-test.in).
+# requirements-test.txt is compiled with requirements-test-overrides.txt (see there why) and installed as locked
+# (--no-deps: the lock holds every package, so nothing is resolved again at install time).
 UV_VERSION := 0.13.9
 UV := $(VENV)/bin/uv
 MATHJAX := node_modules/mathjax/es5/tex-chtml.js
@@ -36,7 +38,7 @@ $(STAMP): requirements.txt pyproject.toml
 setup-test: $(TEST_STAMP)
 
 $(TEST_STAMP): $(STAMP) requirements-test.txt grading/pyproject.toml
-	$(UV) pip install --quiet --compile-bytecode --python $(PY) --require-hashes -r requirements-test.txt
+	$(UV) pip install --quiet --compile-bytecode --python $(PY) --require-hashes --no-deps -r requirements-test.txt
 	$(UV) pip install --quiet --python $(PY) --no-deps -e ./grading
 	touch $(TEST_STAMP)
 
@@ -80,7 +82,8 @@ lint: setup-test
 # Re-pin requirements.txt and requirements-test.txt (with hashes) after editing requirements.in or requirements-test.in.
 lock: setup
 	$(UV) pip compile --quiet --python-version 3.11 --generate-hashes requirements.in -o requirements.txt
-	$(UV) pip compile --quiet --python-version 3.11 --generate-hashes requirements-test.in -o requirements-test.txt
+	$(UV) pip compile --quiet --python-version 3.11 --generate-hashes --override requirements-test-overrides.txt \
+		requirements-test.in -o requirements-test.txt
 
 clean:
 	rm -rf _build

@@ -135,3 +135,24 @@ def test_the_rooflinelib_wheel_carries_no_course_tooling() -> None:
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     assert all(p == "rooflinelib" or p.startswith("rooflinelib.") for p in setuptools["packages"])
+
+
+def test_reading_a_notebook_builds_no_grammar() -> None:
+    """jsonschema's optional format checkers stay out of the test lock (requirements-test-overrides.txt says why):
+    with rfc3987-syntax installed, every process that imports nbformat (the grader, each Dask worker, each
+    nbgrader command) spends about 1.5 s building its grammars."""
+    import subprocess
+
+    locked = _requirements(ROOT / "requirements-test.txt")
+    assert "rfc3987-syntax" not in locked, "re-lock with `make lock`, which applies requirements-test-overrides.txt"
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, nbformat, nbgrader.api; print(sorted({'rfc3987_syntax', 'lark'} & set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert loaded == "[]", f"importing nbformat loads {loaded}"
