@@ -139,7 +139,14 @@ def uid_for_task() -> int:
 
 
 def _python_dirs(interpreter: str) -> list[str]:
-    """The environment and the install an interpreter runs from (outside ``/usr``, which is bound anyway)."""
+    """The environment and the install an interpreter runs from (outside ``/usr``, which is bound anyway).
+
+    Never ``/``: an interpreter named ``/bin/python3`` (``/bin`` a link to ``/usr/bin``) has ``/`` as its
+    install folder by name, and binding it would show the kernel the whole machine.
+
+    >>> "/" in _python_dirs("/bin/python3")
+    False
+    """
     found = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     found.append(str(Path(os.path.realpath(interpreter)).parents[1]))
     found.append(str(Path(interpreter).absolute().parents[1]))
@@ -147,9 +154,24 @@ def _python_dirs(interpreter: str) -> list[str]:
     for path in found:
         real = os.path.realpath(path)
         for p in {path, real}:
-            if p not in dirs and not p.startswith("/usr/") and p != "/usr" and os.path.isdir(p):
+            if p not in dirs and p != "/" and not p.startswith("/usr/") and p != "/usr" and os.path.isdir(p):
                 dirs.append(p)
     return sorted(dirs, key=len)
+
+
+def _exposed(dirs: list[str], private: list[Path]) -> str | None:
+    """A bound Python folder that holds one of the sandbox's private folders (so would show it read-only), or None.
+
+    >>> _exposed(["/opt/py"], [Path("/opt/py/tmp/grading-1/work")])
+    '/opt/py'
+    >>> _exposed(["/opt/py"], [Path("/tmp/grading-1/work")]) is None
+    True
+    """
+    for folder in dirs:
+        for path in private:
+            if Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder)):
+                return folder
+    return None
 
 
 def command(
@@ -190,7 +212,13 @@ def command(
         args += ["--perms", "1777", "--size", str(limits.file_size), "--tmpfs", "/tmp"]
     else:
         args += ["--bind", str(tmp), "/tmp"]
-    binds = [(p, "--ro-bind") for p in _python_dirs(kernel_cmd[0])]
+    pythons = _python_dirs(kernel_cmd[0])
+    exposed = _exposed(pythons, [work, ipc, *([tmp] if tmp is not None else [])])
+    if exposed is not None:
+        raise ValueError(
+            f"the kernel's Python install {exposed} holds the grader's temporary folders; set TMPDIR elsewhere"
+        )
+    binds = [(p, "--ro-bind") for p in pythons]
     if os.path.isdir("/etc/fonts"):  # Matplotlib asks fontconfig for the fonts in /usr/share/fonts
         binds.append(("/etc/fonts", "--ro-bind"))
     binds += [(str(work), "--ro-bind"), (str(ipc), "--bind")]

@@ -37,7 +37,7 @@ from grading_support import (
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grading.execute import Task, execute
-from grading.sandbox import Limits, default_bwrap
+from grading.sandbox import Limits, command, default_bwrap
 
 Q2 = NOTEBOOKS[1]
 HONEST = ["reference", "mix_a"]
@@ -339,3 +339,17 @@ def test_a_notebook_that_hangs_or_spins_is_stopped_at_its_limit() -> None:
     assert slept.seconds < 30
     spun = execute(_task("while True:\n    pass", cpu=1))
     assert spun.executed is None and "CPU time limit (1, --cpu)" in str(spun.error), spun
+
+
+def test_the_sandbox_never_binds_the_whole_machine_or_a_folder_holding_its_own(tmp_path: Path) -> None:
+    """An interpreter named /bin/python3 has / as its install folder by name; one installed above the grader's
+    temporary folders would show them (and every other notebook's) to the kernel."""
+    work, ipc = tmp_path / "work", tmp_path / "ipc"
+    argv = command(
+        "bwrap", ["/bin/python3", "-m", "ipykernel_launcher"], work=work, ipc=ipc, limits=Limits(), uid=0, env={}
+    )
+    binds = [argv[i + 1] for i, arg in enumerate(argv) if arg in ("--ro-bind", "--bind")]
+    assert "/" not in binds, binds
+    python = tmp_path / "bin" / "python3"
+    with pytest.raises(ValueError, match="holds the grader's temporary folders"):
+        command("bwrap", [str(python), "-m", "ipykernel_launcher"], work=work, ipc=ipc, limits=Limits(), uid=0, env={})
