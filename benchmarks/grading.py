@@ -8,6 +8,7 @@ notebooks per second for both, their ratio, and checks that every cell has the s
     python benchmarks/grading.py                       # 40 students, workers = cores
     python benchmarks/grading.py --students 18 --workers 2
     python benchmarks/grading.py --students 400 --only-grading   # a large class: the grading command alone
+    python benchmarks/grading.py --students 10 --only-grading --cold-kernels   # kernels started from scratch
 """
 
 from __future__ import annotations
@@ -68,7 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only-grading", action="store_true", help="time the grading command alone (no serial nbgrader, no comparison)"
     )
+    parser.add_argument(
+        "--cold-kernels",
+        action="store_true",
+        help="the grading command starts every kernel from scratch (for comparison)",
+    )
     args = parser.parse_args(argv)
+    cold = ["--cold-kernels"] if args.cold_kernels else []
     if args.students < 1 or args.workers < 1:
         parser.error("--students and --workers must be 1 or more")
     with tempfile.TemporaryDirectory(prefix="grading-bench-") as tmp:
@@ -80,14 +87,14 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(base, parallel)
         notebooks = len(list((base / "submitted").glob(f"*/{ASSIGNMENT}/*.ipynb")))
         if args.only_grading:
-            t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers))
+            t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers), *cold)
             print(
                 f"class: {args.students} students, {notebooks} notebooks; {os.cpu_count()} cores; --workers {args.workers}"
             )
             print(f"python -m grading autograde:    {t_parallel:7.1f} s  {notebooks / t_parallel:5.2f} notebooks/s")
             return 0
         t_serial = _run(serial, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create")
-        t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers))
+        t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers), *cold)
         a, b = scores(serial), scores(parallel)
     same = a == b and len(a) > 0
     print(

@@ -114,12 +114,14 @@ def autograde(
     limits: Limits | None = None,
     bwrap: str | None = None,
     unsafe: bool = False,
+    warm: bool = True,
 ) -> Summary:
     """Grade every submission of an assignment; see the module docstring.
 
     Kernels run in the sandbox started by ``bwrap`` (default: :func:`default_bwrap`; checked
     once, before anything is graded: :class:`GradingError` when it cannot work here), bounded
-    by ``limits``; ``unsafe=True`` runs them unconfined, after a warning.
+    by ``limits``; ``unsafe=True`` runs them unconfined, after a warning. With ``warm`` (the default) each
+    sandboxed kernel is forked into its sandbox from a warm parent (:mod:`grading.forked`).
     """
     limits = limits or Limits()
     bwrap = _sandbox(unsafe, bwrap, limits, stream)
@@ -149,7 +151,7 @@ def autograde(
                         result = err
                     landing.land(result, pending.pop(future))
 
-        for item in tasks(grader, plan, bwrap, limits):
+        for item in tasks(grader, plan, bwrap, limits, warm):
             if isinstance(item, Refused):
                 landing.refuse(item.student, item.notebook, item.reason)
             elif isinstance(item, Planned):

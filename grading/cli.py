@@ -64,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the bubblewrap program (default: %(default)s)",
     )
     sandbox.add_argument(
+        "--cold-kernels",
+        action="store_true",
+        help="start every kernel from scratch in its sandbox instead of forking it there from a warm parent "
+        "(slower; the same sandbox and limits)",
+    )
+    sandbox.add_argument(
         "--unsafe",
         action="store_true",
         help="run kernels without the sandbox, with the grader's own rights, files and network "
@@ -112,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 limits=limits,
                 bwrap=args.bwrap,
                 unsafe=args.unsafe,
+                warm=not args.cold_kernels,
             )
         except GradingError as err:
             print(f"Cannot grade: {err}", file=sys.stderr)

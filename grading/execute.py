@@ -48,9 +48,10 @@ from traitlets.config import Config
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
+from grading.forked import ZygoteError, bwrap_child, holder_command, sandbox_env, zygote_for
 from grading.judge import Judge, NoAnswer, TimedOut, expression, parse_reply
 from grading.room import Room
-from grading.sandbox import Limits, command, describe, shown, uid_for_task
+from grading.sandbox import Limits, command, describe, rlimits, sandbox_args, shown, uid_for_task
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class Task:
     bwrap: str | None = None  # the sandbox program; None runs the kernel unconfined (--unsafe)
     limits: Limits = field(default_factory=Limits)
     setups: tuple[str, ...] = ()  # the instructor's locked set-up cells (from the gradebook), for the judge
+    warm: bool = True  # a sandboxed kernel is forked from a warm parent (grading.forked), not started from scratch
 
 
 @dataclass
@@ -122,6 +124,8 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
     The kernel is interrupted by a message rather than a signal (signals do not cross into
     the sandbox's PID namespace); ipykernel then interrupts itself and its children. The
     kernel starts in ``room``, which holds the notebook's limits over all of its processes.
+    With ``task.warm`` it is forked into the sandbox from a warm parent (:mod:`grading.forked`),
+    or started in it from scratch where that fails.
     """
     bwrap = task.bwrap or ""
     ipc = room.ipc
@@ -136,9 +140,53 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
             env = kw.get("env") or dict(os.environ)
             # what the kernel writes to its own stdout and stderr stays out of the grader's log
             kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
+            if task.warm and len(kernel_cmd) > 2 and kernel_cmd[1] == "-m":
+                try:
+                    await self.grading_fork_kernel(kernel_cmd, uid, env, kw)
+                    return
+                except ZygoteError:
+                    pass  # started from scratch below, in a sandbox of its own
             argv = command(bwrap, kernel_cmd, work=work, ipc=ipc, tmp=room.tmp, limits=task.limits, uid=uid, env=env)
             await super()._async_launch_kernel(room.launcher(argv), **kw)
             room.watch(self.provisioner.pid)
+
+        async def grading_fork_kernel(self, kernel_cmd: list[str], uid: int, env: dict[str, str], kw: Any) -> None:
+            """Build the sandbox around a command that waits, then have the zygote fork the kernel into it."""
+            args = sandbox_args(bwrap, kernel_cmd[0], work=work, ipc=ipc, tmp=room.tmp, limits=task.limits, env=env)
+            inside = sandbox_env(args)
+            zygote = zygote_for(kernel_cmd[0], inside)
+            read, write = os.pipe()  # the sandbox's first command reads it until the kernel (the only writer) is gone
+            try:
+                launch = {**kw, "stdin": read, "stdout": subprocess.PIPE}
+                await super()._async_launch_kernel(room.launcher([*args, "--", *holder_command()]), **launch)
+                os.close(read)
+                read = -1
+                room.watch(self.provisioner.pid)
+                process = self.provisioner.process
+                try:
+                    started = process.stdout.readline() == b"ready\n"
+                    process.stdout.close()
+                    if not started:
+                        raise ZygoteError("the sandbox did not start")
+                    request = {
+                        "target": bwrap_child(self.provisioner.pid),
+                        "userns": os.geteuid() != 0,
+                        "cgroups": room.procs_files(),
+                        "cwd": str(work),
+                        "uid": uid,
+                        "rlimits": rlimits(task.limits),
+                        "env": {**inside, "PWD": str(work)},  # bubblewrap sets PWD where it changes directory
+                        "argv": kernel_cmd[2:],
+                    }
+                    room.watch(zygote.fork(request, write))
+                except (ZygoteError, OSError) as err:
+                    process.kill()
+                    process.wait()
+                    raise ZygoteError(str(err)) from err
+            finally:
+                for fd in (read, write):
+                    if fd >= 0:
+                        os.close(fd)
 
     Sandboxed.__name__ = base.__name__
     return Sandboxed

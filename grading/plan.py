@@ -261,8 +261,11 @@ def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[str, ...]:
         )
 
 
-def tasks(grader: Grader, plan: Plan, bwrap: str | None, limits: Limits) -> Iterator[Planned | Refused | Skipped]:
-    """Each notebook of the plan, sanitized and made into a task, or refused with a one-line reason."""
+def tasks(
+    grader: Grader, plan: Plan, bwrap: str | None, limits: Limits, warm: bool = True
+) -> Iterator[Planned | Refused | Skipped]:
+    """Each notebook of the plan, sanitized and made into a task (its kernel forked from a warm parent when
+    ``warm``), or refused with a one-line reason."""
     setups: dict[tuple[str, str], tuple[str, ...]] = {}
     for assignment_id, student, todo in plan.submissions:
         grader.notebooks = todo
@@ -295,5 +298,6 @@ def tasks(grader: Grader, plan: Plan, bwrap: str | None, limits: Limits) -> Iter
                 bwrap,
                 limits,
                 setups[assignment_id, notebook],
+                warm,
             )
             yield Planned(task, resources)

@@ -371,8 +371,11 @@ class Room:
         if not self._cgroups:
             return list(argv)
         join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
-        procs = [str(cgroup / "cgroup.procs") for cgroup in self._cgroups.values()]
-        return ["/bin/sh", "-c", join, "room", *procs, "--", *argv]
+        return ["/bin/sh", "-c", join, "room", *self.procs_files(), "--", *argv]
+
+    def procs_files(self) -> list[str]:
+        """The ``cgroup.procs`` files a process writes its pid to to join this room (none in watchdog mode)."""
+        return [str(cgroup / "cgroup.procs") for cgroup in self._cgroups.values()]
 
     def watch(self, pid: int) -> None:
         """Hold the process ``pid`` (the sandbox's ``bwrap``) and all it starts to the room's limits.

@@ -36,7 +36,7 @@ import threading
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-__all__ = ["Limits", "command", "default_bwrap", "probe", "sizes", "uid_for_task"]
+__all__ = ["Limits", "command", "default_bwrap", "probe", "rlimits", "sandbox_args", "sizes", "uid_for_task"]
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -174,18 +174,17 @@ def _exposed(dirs: list[str], private: list[Path]) -> str | None:
     return None
 
 
-def command(
+def sandbox_args(
     bwrap: str,
-    kernel_cmd: list[str],
+    interpreter: str,
     *,
     work: Path,
     ipc: Path,
     limits: Limits,
-    uid: int,
     env: dict[str, str],
     tmp: Path | None = None,
 ) -> list[str]:
-    """The ``bwrap`` command line that runs ``kernel_cmd`` (``[python, -m, module, ...]``) in the sandbox.
+    """The ``bwrap`` command line, up to the command it runs, of a sandbox for a kernel run by ``interpreter``.
 
     ``work`` is bound read-only and is the working directory; ``ipc`` (the connection
     file and the kernel's sockets) is bound writable. The kernel's ``/tmp`` is a tmpfs of
@@ -212,7 +211,7 @@ def command(
         args += ["--perms", "1777", "--size", str(limits.file_size), "--tmpfs", "/tmp"]
     else:
         args += ["--bind", str(tmp), "/tmp"]
-    pythons = _python_dirs(kernel_cmd[0])
+    pythons = _python_dirs(interpreter)
     exposed = _exposed(pythons, [work, ipc, *([tmp] if tmp is not None else [])])
     if exposed is not None:
         raise ValueError(
@@ -235,7 +234,7 @@ def command(
         "HOME": "/tmp",
         "TMPDIR": "/tmp",
         "MPLCONFIGDIR": "/tmp/.matplotlib",
-        "PATH": f"{Path(kernel_cmd[0]).parent}:/usr/bin:/bin",
+        "PATH": f"{Path(interpreter).parent}:/usr/bin:/bin",
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
@@ -243,13 +242,38 @@ def command(
     inside.update({k: v for k, v in env.items() if k in PASSED_ENV or k.startswith(PASSED_PREFIXES)})
     for key, value in sorted(inside.items()):
         args += ["--setenv", key, value]
-    rlimits = [
+    return args
+
+
+def rlimits(limits: Limits) -> list[tuple[str, int]]:
+    """The limits each of the kernel's processes gets, as ``resource`` names them.
+
+    >>> rlimits(Limits())[0]
+    ('RLIMIT_AS', 2147483648)
+    """
+    return [
         ("RLIMIT_AS", limits.memory),
         ("RLIMIT_CPU", limits.cpu + 1),  # a second past the notebook's own limit, which its room holds
         ("RLIMIT_NPROC", limits.procs),
         ("RLIMIT_FSIZE", limits.file_size),
     ]
-    config = json.dumps({"uid": uid, "limits": rlimits})
+
+
+def command(
+    bwrap: str,
+    kernel_cmd: list[str],
+    *,
+    work: Path,
+    ipc: Path,
+    limits: Limits,
+    uid: int,
+    env: dict[str, str],
+    tmp: Path | None = None,
+) -> list[str]:
+    """The ``bwrap`` command line that runs ``kernel_cmd`` (``[python, -m, module, ...]``) in the sandbox
+    (:func:`sandbox_args`), through a wrapper that drops to ``uid`` and sets the limits."""
+    args = sandbox_args(bwrap, kernel_cmd[0], work=work, ipc=ipc, limits=limits, env=env, tmp=tmp)
+    config = json.dumps({"uid": uid, "limits": rlimits(limits)})
     return [*args, "--", kernel_cmd[0], "-c", _WRAPPER, config, *kernel_cmd]
 
 
