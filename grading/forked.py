@@ -66,6 +66,7 @@ class Zygote:
                 env={**env, "HOME": self.home},
                 cwd=self.home,
                 close_fds=True,
+                start_new_session=True,  # no controlling terminal, for it or any kernel it forks
             )
         finally:
             theirs.close()

@@ -82,6 +82,7 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
 
     ``report_fd`` gets ``ok`` once the kernel is set up, or what went wrong, and is then closed.
     """
+    os.setsid()  # no controlling terminal to type into (bubblewrap's --new-session)
     alive_fd, report_fd = fcntl.fcntl(alive_fd, fcntl.F_DUPFD, 100), fcntl.fcntl(report_fd, fcntl.F_DUPFD, 100)
     devnull = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
@@ -115,6 +116,7 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
 
 def _child(request: dict[str, Any], alive: int, report: int) -> None:
     """The forked child: join the notebook's cgroups and sandbox, fork the kernel there and wait for it."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote's reaper must not take the kernel's exit
     for procs in request["cgroups"]:
         with open(procs, "w") as fh:
             fh.write(str(os.getpid()))

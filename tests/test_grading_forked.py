@@ -34,6 +34,10 @@ print(json.dumps({
     "env": dict(os.environ),
     "limits": {name: resource.getrlimit(getattr(resource, name)) for name in dir(resource) if name.startswith("RLIMIT_")},
     "argv": sys.argv,
+    # a session of its own (or the sandbox's): no controlling terminal of the grader's to type into
+    "own_session": os.getsid(0) in (1, os.getpid()),
+    # its children's exits are its own to collect
+    "exit_codes": sorted({__import__("subprocess").run(["sh", "-c", "exit 3"]).returncode for _ in range(20)}),
     "path": sys.path,
 }))
 """
@@ -86,6 +90,7 @@ def test_a_forked_kernel_sees_what_a_kernel_started_from_scratch_sees() -> None:
     assert warm.pop("argv")[1:] == cold.pop("argv")[1:]  # the kernel's arguments (argv[0] is how it was started)
     assert warm.pop("path")[1:] == cold.pop("path")[1:]
     assert warm == cold
+    assert warm["own_session"] is True and warm["exit_codes"] == [3]
 
 
 def test_a_forked_kernel_holds_no_capability() -> None:
