@@ -72,6 +72,7 @@ class Zygote:
             theirs.close()
         self.channel = ours
         self._request_lock = threading.Lock()
+        self._serial = 0
         reply = self._receive(START_TIMEOUT_S)
         if "ready" not in reply:
             self.close()
@@ -91,10 +92,15 @@ class Zygote:
     def fork(self, request: dict[str, Any], alive_fd: int) -> int:
         """Fork a kernel into the sandbox ``request`` names; the pid of the child that waits for it."""
         with self._request_lock:
+            self._serial += 1
             try:
-                socket.send_fds(self.channel, [json.dumps(request).encode()], [alive_fd])
+                socket.send_fds(self.channel, [json.dumps({**request, "serial": self._serial}).encode()], [alive_fd])
                 reply = self._receive(FORK_TIMEOUT_S)
-            except (OSError, ValueError) as err:
+                if reply.get("serial") != self._serial:
+                    raise ZygoteError(f"the zygote answered request {reply.get('serial')}, not {self._serial}")
+            except (OSError, ValueError, ZygoteError) as err:
+                # a late answer, or none: this zygote is done with (the next notebook starts another), so that no
+                # answer ever reaches the wrong notebook
                 self.close()
                 raise ZygoteError(f"the zygote failed ({type(err).__name__}: {err})") from err
         if "pid" not in reply:
@@ -106,7 +112,8 @@ class Zygote:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        Path(self.home).rmdir()
+        if os.path.isdir(self.home):
+            os.rmdir(self.home)
 
 
 def _registry() -> Any:

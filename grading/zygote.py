@@ -1,7 +1,8 @@
 """The warm parent of the sandboxed kernels: it imports the kernel once, then forks one kernel per notebook.
 
 Run as ``python -c <this file's text>`` by :mod:`grading.forked`, outside the sandbox, as the
-grader's own user (it never runs a notebook's code). It imports ipykernel and NumPy, then reads
+grader's own user (it never runs a notebook's code). It imports ipykernel, the modules a kernel
+imports as it starts, and NumPy (:data:`WARM`), then reads
 requests, one JSON message each, on the ``SOCK_SEQPACKET`` socket that is its standard input,
 each with one file descriptor attached (the kernel's end of a pipe, below), and answers each
 with ``{"pid": N}`` (the process it forked) or ``{"error": "..."}``.
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import importlib
 import json
 import os
 import resource
@@ -50,6 +52,21 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_
 CAP_AMBIENT_CLEAR_ALL = 4
 NAMESPACES = ("ipc", "uts", "net", "pid", "cgroup", "mnt")  # after the user namespace that owns them
 NS_GET_PARENT = 0xB702  # ioctl: the parent of a user namespace
+
+# Imported before any fork, besides ipykernel.kernelapp: the modules a kernel imports as it starts (its debugger,
+# completer, history database) and NumPy. Not Matplotlib: its backend is chosen by the kernel as it starts.
+WARM = (
+    "ipykernel.ipkernel",
+    "ipykernel.debugger",
+    "IPython.core.debugger",
+    "IPython.core.completerlib",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "sqlite3",
+    "numpy",
+)
+
+IMPORTED_ENV: dict[str, str] = {}  # what importing WARM set in the environment (main fills it in)
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -106,6 +123,7 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
     _check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
     os.environ.clear()
     os.environ.update(request["env"])
+    os.environ.update(IMPORTED_ENV)
     if "numpy" in sys.modules:  # every kernel draws its own random numbers, as a fresh process would
         sys.modules["numpy"].random.seed()
     sys.argv = list(request["argv"])
@@ -117,6 +135,7 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
 def _child(request: dict[str, Any], alive: int, report: int) -> None:
     """The forked child: join the notebook's cgroups and sandbox, fork the kernel there and wait for it."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote's reaper must not take the kernel's exit
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # gone with the zygote
     for procs in request["cgroups"]:
         with open(procs, "w") as fh:
             fh.write(str(os.getpid()))
@@ -155,6 +174,14 @@ def _child(request: dict[str, Any], alive: int, report: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
+def serial_of(line: bytes) -> Any:
+    """The number the grader gave a request, echoed in its answer (None when the request cannot be read)."""
+    try:
+        return json.loads(line).get("serial")
+    except (ValueError, AttributeError):
+        return None
+
+
 def _reap(*_: object) -> None:
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
@@ -165,8 +192,17 @@ def _reap(*_: object) -> None:
 
 def main() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # gone with the worker that started it
+    before = dict(os.environ)
     import ipykernel.kernelapp  # noqa: F401 - what every kernel imports: the point of a warm parent
-    import numpy  # noqa: F401
+
+    for name in WARM:  # what a kernel imports as it starts, and NumPy; one missing here is imported by the kernel
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    # what these imports set in the environment (ipykernel's debugger sets PYDEVD_USE_FRAME_EVAL), each kernel sets
+    # again over the sandbox's environment, as importing them there would
+    IMPORTED_ENV.update({key: value for key, value in os.environ.items() if before.get(key) != value})
 
     signal.signal(signal.SIGCHLD, _reap)
     channel = socket.socket(fileno=0)  # a SOCK_SEQPACKET socket: one request (and the kernel's end of its pipe)
@@ -204,6 +240,7 @@ def main() -> None:
                     os.close(fd)
                 except OSError:
                     pass
+        answer["serial"] = serial_of(line)
         channel.send(json.dumps(answer).encode())
 
 

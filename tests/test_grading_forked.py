@@ -15,6 +15,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 import grading.execute
+import grading.zygote
 from grading.execute import Task, execute
 from grading.forked import ZygoteError
 from grading.sandbox import default_bwrap, probe
@@ -120,3 +121,26 @@ def test_a_kernel_is_started_from_scratch_when_the_zygote_fails(monkeypatch: pyt
 
     monkeypatch.setattr(grading.execute, "zygote_for", broken)
     assert json.loads(_run(LOOK))["warm"] is False
+
+
+def test_an_answer_never_reaches_the_wrong_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork that outlives its time-out leaves its answer queued: that zygote is given up, not asked again."""
+    import os
+    import sys
+
+    import grading.forked
+
+    zygote = grading.forked.Zygote(sys.executable, {"PATH": "/usr/bin:/bin"})
+    request = {"target": 1 << 30, "userns": False, "cgroups": [], "cwd": "/", "uid": 0, "rlimits": [], "env": {}}
+    read, write = os.pipe()
+    try:
+        monkeypatch.setattr(grading.forked, "FORK_TIMEOUT_S", 0.0)
+        with pytest.raises(ZygoteError, match="did not answer"):
+            zygote.fork({**request, "argv": ["late"]}, write)
+        assert not zygote.alive()
+    finally:
+        zygote.close()
+        os.close(read)
+        os.close(write)
+    # and each answer names the request it answers
+    assert grading.zygote.serial_of(b'{"serial": 7}') == 7 and grading.zygote.serial_of(b"not json") is None
