@@ -37,6 +37,7 @@ from grading_support import (
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grading.execute import Task, execute
+from grading.room import best_mode
 from grading.sandbox import Limits, command, default_bwrap
 
 Q2 = NOTEBOOKS[1]
@@ -279,7 +280,12 @@ def test_attacks_that_go_over_a_limit_or_cheat_score_zero_with_a_reason(graded: 
     cells = graded["scores"][student][Q2]
     assert all(score == 0 for score, _ in cells.values()), cells
     problem = graded["problems"][(student, Q2)]
-    assert not problem["graded"] and REFUSED[student] in problem["reason"], problem
+    named = {REFUSED[student]}
+    if student == "forks" and best_mode() == "watchdog":
+        # the watchdog counts each process's anonymous memory, pages shared copy-on-write with the kernel included
+        # (it may not read the kernel's memory maps to tell them apart), so 400 forks can also cross --memory first
+        named.add("memory")
+    assert not problem["graded"] and any(name in problem["reason"] for name in named), problem
     assert "\n" not in problem["reason"]
     assert any(line.strip().startswith(f"{student} / {Q2}: not graded") for line in graded["run"].stdout.splitlines())
     assert not (graded["course"] / "autograded" / student / ASSIGNMENT / f"{Q2}.ipynb").exists()
