@@ -291,6 +291,7 @@ def watched(cls: type) -> type:
         grading_setups: tuple[str, ...] = ()
         grading_judge_folder: Path
         grading_reply_limit: int = 16 << 20
+        grading_installed: bool = False  # the kernel holds grading.in_kernel as a module (a request has run it)
 
         async def async_start_new_kernel(self, **kwargs: Any) -> None:
             kwargs.setdefault("env", {**os.environ, **self.grading_env})
@@ -398,7 +399,22 @@ def watched(cls: type) -> type:
                 asyncio.get_event_loop().close()
 
         def grading_ask(self, request: str, timeout: float, loop: Any) -> Any:
-            """Send one request to the kernel (from the judge's thread); its reply's text, or None."""
+            """Send one request to the kernel (from the judge's thread); its reply's text, or None.
+
+            The first request carries :mod:`grading.in_kernel`'s text, which the kernel keeps as a module; later
+            ones only name it, and go again with the text when the kernel no longer has the module.
+            """
+            deadline = time.monotonic() + timeout
+            if self.grading_installed:
+                text = self.grading_ask_once(expression(request, install=False), timeout, loop)
+                if text is not None:
+                    return text
+            text = self.grading_ask_once(expression(request), deadline - time.monotonic(), loop)
+            self.grading_installed = text is not None
+            return text
+
+        def grading_ask_once(self, code: str, timeout: float, loop: Any) -> Any:
+            """Evaluate ``code`` in the kernel (from the judge's thread); the text of its value, or None."""
             if timeout <= 0:
                 raise TimeoutError
             if self.grading_client is None:
@@ -413,7 +429,7 @@ def watched(cls: type) -> type:
                 "",
                 silent=True,
                 store_history=False,
-                user_expressions={"r": expression(request)},
+                user_expressions={"r": code},
                 allow_stdin=False,
                 stop_on_error=False,
             )

@@ -69,19 +69,23 @@ _MAX_PRINTED = 100_000
 _DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64}
 
 
-def expression(request: str) -> str:
+def expression(request: str, install: bool = True) -> str:
     """A Python expression that, evaluated in the kernel's namespace, is the JSON reply to ``request``.
 
     It runs :mod:`grading.in_kernel`, sent as text, so the kernel needs nothing installed; the
-    first request compiles it into a module ``roofline_grader``, and later ones reuse it.
+    first request compiles it into a module ``roofline_grader``, and later ones reuse it. With
+    ``install=False`` the text is left out: the expression fails where the kernel lacks the module.
+
+    >>> len(expression("{}", install=False)) < 200 < len(expression("{}"))
+    True
     """
-    install = (
+    if not install:
+        return f"__import__('sys').modules['roofline_grader'].answer({request!r}, globals())"
+    make = (
         "(lambda m: (exec(compile(SOURCE, 'roofline_grader', 'exec'), m.__dict__), "
         "s.modules.__setitem__('roofline_grader', m), m)[2])(__import__('types').ModuleType('roofline_grader'))"
     ).replace("SOURCE", repr(SOURCE))
-    return (
-        f"(lambda s: (s.modules.get('roofline_grader') or {install}).answer({request!r}, globals()))(__import__('sys'))"
-    )
+    return f"(lambda s: (s.modules.get('roofline_grader') or {make}).answer({request!r}, globals()))(__import__('sys'))"
 
 
 class NoAnswer(BaseException):

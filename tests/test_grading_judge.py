@@ -178,6 +178,8 @@ def bytes_loaded(B, D, F):
 HONEST = {
     "%matplotlib inline": {Q3: ("q3_c_answer", "%matplotlib inline\n")},
     "%%time": {Q1: ("q1_a_answer", "%%time\n")},
+    # after the first checks: the grader's code must reach the kernel again, not fail every later check
+    "drops the grader's module": {Q1: ("q1_c_answer", "import sys\nsys.modules.pop('roofline_grader', None)\n")},
     "import sys": {Q1: ("q1_a_answer", "import sys\nprint(sys.version_info[0])\n")},
     "IPython.display": {Q1: ("q1_b_answer", "from IPython.display import display\ndisplay(3)\n")},
     "a given constant declared again": {Q1: ("q1_f_answer", "INT8_OPS_PER_S = 3.94e14\n")},
