@@ -97,7 +97,8 @@ def _drop_capabilities() -> None:
 def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
     """In the forked kernel process, inside the sandbox's namespaces: become the kernel (never returns).
 
-    ``report_fd`` gets ``ok`` once the kernel is set up, or what went wrong, and is then closed.
+    ``report_fd`` gets ``ok`` once the kernel is set up and is then closed; an error before that is raised, and
+    the caller reports it there.
     """
     os.setsid()  # no controlling terminal to type into (bubblewrap's --new-session)
     alive_fd, report_fd = fcntl.fcntl(alive_fd, fcntl.F_DUPFD, 100), fcntl.fcntl(report_fd, fcntl.F_DUPFD, 100)
@@ -129,7 +130,15 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
     sys.argv = list(request["argv"])
     os.write(4, b"ok")
     os.close(4)
-    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+    # from here on the process is the kernel: it ends here, whatever happens, and reports nothing more
+    code = 1
+    try:
+        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    finally:
+        os._exit(code)
 
 
 def _child(request: dict[str, Any], alive: int, report: int) -> None:
