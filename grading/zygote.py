@@ -5,7 +5,7 @@ grader's own user (it never runs a notebook's code). It imports ipykernel, the m
 imports as it starts, and NumPy (:data:`WARM`), then reads
 requests, one JSON message each, on the ``SOCK_SEQPACKET`` socket that is its standard input,
 each with one file descriptor attached (the kernel's end of a pipe, below), and answers each
-with ``{"pid": N}`` (the process it forked) or ``{"error": "..."}``.
+with ``{"pid": N}`` (the process it forked) or ``{"error": "..."}``, and the request's ``serial``.
 
 A request names a running sandbox (bubblewrap's first process in it, ``target``) that
 :mod:`grading.sandbox` built for one notebook, with all its namespaces and mounts. For each
@@ -19,13 +19,15 @@ request the zygote forks a child that
 
 and the kernel then
 
-3. keeps the write end of a pipe whose read end is the standard input of the sandbox's first
+3. starts a session of its own (no controlling terminal, as bubblewrap's ``--new-session``),
+   keeps the write end of a pipe whose read end is the standard input of the sandbox's first
    command (which reads it until every writer is gone, so the sandbox ends when the kernel does),
    points its standard streams at ``/dev/null`` and closes every other file descriptor;
 4. goes to ``cwd``, drops to the notebook's user id (a grader running as root) or drops every
    capability (a grader running as a normal user), forbids gaining privileges, sets the limits
    (``rlimits``), keeps other processes from reading its memory, takes the sandbox's
-   environment (``env``) and reseeds NumPy's global random generator;
+   environment (``env``, and what the warm imports set there) and reseeds NumPy's global random
+   generator (Python's own reseeds itself in a forked process);
 5. runs the kernel module (``argv``: ``[module, *args]``) as ``python -m`` would.
 
 So the kernel is a fresh process in exactly the namespaces, root, user and limits of a kernel
@@ -97,8 +99,7 @@ def _drop_capabilities() -> None:
 def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
     """In the forked kernel process, inside the sandbox's namespaces: become the kernel (never returns).
 
-    ``report_fd`` gets ``ok`` once the kernel is set up and is then closed; an error before that is raised, and
-    the caller reports it there.
+    ``report_fd`` gets ``ok`` once the kernel is set up, or what went wrong, and is then closed.
     """
     os.setsid()  # no controlling terminal to type into (bubblewrap's --new-session)
     alive_fd, report_fd = fcntl.fcntl(alive_fd, fcntl.F_DUPFD, 100), fcntl.fcntl(report_fd, fcntl.F_DUPFD, 100)
@@ -108,6 +109,26 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
     os.dup2(alive_fd, 3)
     os.dup2(report_fd, 4)
     os.closerange(5, 1 << 16)
+    try:
+        _set_up(request)
+    except BaseException as err:  # noqa: BLE001 - told to the grader, then this process is gone
+        os.write(4, f"{type(err).__name__}: {err}".encode())
+        os._exit(1)
+    os.write(4, b"ok")
+    os.close(4)
+    # from here on the process is the kernel: it ends here, whatever happens, and reports nothing more
+    code = 1
+    try:
+        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    finally:
+        os._exit(code)
+
+
+def _set_up(request: dict[str, Any]) -> None:
+    """The kernel's folder, user, privileges, limits, environment and arguments, as a kernel started in the sandbox."""
     os.chdir(request["cwd"])
     uid = request["uid"]
     if os.geteuid() == 0 and uid:
@@ -128,17 +149,6 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
     if "numpy" in sys.modules:  # every kernel draws its own random numbers, as a fresh process would
         sys.modules["numpy"].random.seed()
     sys.argv = list(request["argv"])
-    os.write(4, b"ok")
-    os.close(4)
-    # from here on the process is the kernel: it ends here, whatever happens, and reports nothing more
-    code = 1
-    try:
-        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-        code = 0
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
-    finally:
-        os._exit(code)
 
 
 def _child(request: dict[str, Any], alive: int, report: int) -> None:
