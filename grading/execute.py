@@ -48,10 +48,10 @@ from traitlets.config import Config
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
-from grading.forked import ZygoteError, bwrap_child, holder_command, sandbox_env, zygote_for
+from grading.forked import ZygoteError, bwrap_child, holder_command, zygote_for
 from grading.judge import Judge, NoAnswer, TimedOut, expression, parse_reply
 from grading.room import Room
-from grading.sandbox import Limits, command, describe, rlimits, sandbox_args, shown, uid_for_task
+from grading.sandbox import Limits, command, describe, kernel_env, rlimits, sandbox_args, shown, uid_for_task
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
         async def grading_fork_kernel(self, kernel_cmd: list[str], uid: int, env: dict[str, str], kw: Any) -> None:
             """Build the sandbox around a command that waits, then have the zygote fork the kernel into it."""
             args = sandbox_args(bwrap, kernel_cmd[0], work=work, ipc=ipc, tmp=room.tmp, limits=task.limits, env=env)
-            inside = sandbox_env(args)
+            inside = kernel_env(kernel_cmd[0], env)  # what the sandbox's --setenv pairs set
             zygote = zygote_for(kernel_cmd[0], inside)
             read, write = os.pipe()  # the sandbox's first command reads it until the kernel (the only writer) is gone
             try:

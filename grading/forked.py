@@ -7,7 +7,8 @@ from a clean environment, that has imported ipykernel and NumPy and never runs a
 notebook the sandbox is built as before by bubblewrap (:func:`grading.sandbox.sandbox_args`),
 around a first command that only waits; the zygote then forks a child into that sandbox's
 namespaces and root, where it drops to the notebook's user and limits and becomes the kernel.
-:func:`launch` does the grader's half; :mod:`grading.zygote` says what the child does.
+``Sandboxed.grading_fork_kernel`` (:mod:`grading.execute`) does the grader's half; :mod:`grading.zygote`
+says what the child does.
 
 The sandbox ends when the kernel does: its first command reads a pipe whose only writers are the
 kernel and what the kernel starts.
@@ -148,14 +149,3 @@ def bwrap_child(pid: int) -> int:
         if children:
             return int(children[0])
     raise ZygoteError("the sandbox has no process to join")
-
-
-def sandbox_env(argv: list[str]) -> dict[str, str]:
-    """The environment a bubblewrap command line sets (its ``--setenv`` pairs; it clears all else)."""
-    env = {}
-    for index, arg in enumerate(argv):
-        if arg == "--":
-            break
-        if arg == "--setenv":
-            env[argv[index + 1]] = argv[index + 2]
-    return env

@@ -36,7 +36,17 @@ import threading
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-__all__ = ["Limits", "command", "default_bwrap", "probe", "rlimits", "sandbox_args", "sizes", "uid_for_task"]
+__all__ = [
+    "Limits",
+    "command",
+    "default_bwrap",
+    "kernel_env",
+    "probe",
+    "rlimits",
+    "sandbox_args",
+    "sizes",
+    "uid_for_task",
+]
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -230,6 +240,18 @@ def sandbox_args(
     for path, how in binds:
         args += [how, path, path]
     args += ["--chdir", str(work), "--clearenv"]
+    for key, value in sorted(kernel_env(interpreter, env).items()):
+        args += ["--setenv", key, value]
+    return args
+
+
+def kernel_env(interpreter: str, env: dict[str, str]) -> dict[str, str]:
+    """The whole environment of a kernel in the sandbox: its own settings, then from ``env`` the variables in
+    :data:`PASSED_ENV` and those starting with :data:`PASSED_PREFIXES` (everything else is dropped).
+
+    >>> kernel_env("/venv/bin/python", {"LANG": "C.UTF-8", "SECRET": "x"})["PATH"], "SECRET" in kernel_env("p", {})
+    ('/venv/bin:/usr/bin:/bin', False)
+    """
     inside = {
         "HOME": "/tmp",
         "TMPDIR": "/tmp",
@@ -240,9 +262,7 @@ def sandbox_args(
         "MKL_NUM_THREADS": "1",
     }
     inside.update({k: v for k, v in env.items() if k in PASSED_ENV or k.startswith(PASSED_PREFIXES)})
-    for key, value in sorted(inside.items()):
-        args += ["--setenv", key, value]
-    return args
+    return inside
 
 
 def rlimits(limits: Limits) -> list[tuple[str, int]]:
