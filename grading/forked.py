@@ -34,9 +34,8 @@ import types
 from pathlib import Path
 from typing import Any
 
-from grading import zygote
+from grading.sandbox import KERNEL_PROGRAM
 
-SOURCE = Path(zygote.__file__).read_text(encoding="utf-8")
 START_TIMEOUT_S = 60.0  # the zygote's imports, on a busy machine
 FORK_TIMEOUT_S = 30.0  # one kernel joining its sandbox
 
@@ -60,7 +59,7 @@ class Zygote:
         self.home = tempfile.mkdtemp(prefix="grading-zygote-")  # a HOME of its own, empty: nothing to read there
         try:
             self.process = subprocess.Popen(
-                [interpreter, "-c", SOURCE],
+                [interpreter, "-c", KERNEL_PROGRAM],
                 stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -36,6 +36,8 @@ import threading
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from grading import zygote
+
 __all__ = [
     "Limits",
     "command",
@@ -102,31 +104,11 @@ class Limits:
         return cls(**values)
 
 
-# Runs inside the sandbox as the kernel's interpreter: drop to the task's user id when started as root,
-# forbid gaining privileges, set the limits, keep other processes from reading this one's memory, then
-# become the kernel (``python -m module`` in this same process, so the last two still hold).
-_WRAPPER = r"""
-import ctypes, json, os, resource, runpy, sys
-cfg = json.loads(sys.argv[1])
-cmd = sys.argv[2:]
-libc = ctypes.CDLL(None, use_errno=True)
-if os.getuid() == 0 and cfg["uid"]:
-    os.setgroups([])
-    os.setresgid(cfg["uid"], cfg["uid"], cfg["uid"])
-    os.setresuid(cfg["uid"], cfg["uid"], cfg["uid"])
-libc.prctl(38, 1, 0, 0, 0)
-for name, value in cfg["limits"]:
-    hard = value + 5 if name == "RLIMIT_CPU" else value
-    resource.setrlimit(getattr(resource, name), (value, hard))
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-libc.prctl(4, 0, 0, 0, 0)
-if len(cmd) > 2 and cmd[1] == "-m":
-    sys.argv = [cmd[2], *cmd[3:]]
-    del cfg, libc
-    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
-else:
-    os.execv(cmd[0], cmd)
-"""
+# The program that becomes the kernel, started inside the sandbox (``python -c KERNEL_PROGRAM CONFIG
+# python -m module ...``: it drops to the task's user, forbids gaining privileges, sets the limits, keeps other
+# processes from reading its memory, then runs the module), or, run without arguments outside it, the warm
+# parent that forks kernels into sandboxes (grading.forked): the same steps, in one place.
+KERNEL_PROGRAM = Path(zygote.__file__).read_text(encoding="utf-8")
 
 # Environment variables handed to the kernel (everything else is dropped): locale, plotting back end,
 # and the course's and nbgrader's own settings.
@@ -294,7 +276,7 @@ def command(
     (:func:`sandbox_args`), through a wrapper that drops to ``uid`` and sets the limits."""
     args = sandbox_args(bwrap, kernel_cmd[0], work=work, ipc=ipc, limits=limits, env=env, tmp=tmp)
     config = json.dumps({"uid": uid, "limits": rlimits(limits)})
-    return [*args, "--", kernel_cmd[0], "-c", _WRAPPER, config, *kernel_cmd]
+    return [*args, "--", kernel_cmd[0], "-c", KERNEL_PROGRAM, config, *kernel_cmd]
 
 
 def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:

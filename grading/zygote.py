@@ -1,5 +1,8 @@
 """The warm parent of the sandboxed kernels: it imports the kernel once, then forks one kernel per notebook.
 
+Run with arguments (``python -c <this file's text> CONFIG python -m module ...``, inside a sandbox), the same
+text is the program of a kernel started from scratch (:func:`wrap`); both end with :func:`drop_to`.
+
 Run as ``python -c <this file's text>`` by :mod:`grading.forked`, outside the sandbox, as the
 grader's own user (it never runs a notebook's code). It imports ipykernel, the modules a kernel
 imports as it starts, and NumPy (:data:`WARM`), then reads
@@ -127,22 +130,39 @@ def _kernel(request: dict[str, Any], alive_fd: int, report_fd: int) -> None:
         os._exit(code)
 
 
-def _set_up(request: dict[str, Any]) -> None:
-    """The kernel's folder, user, privileges, limits, environment and arguments, as a kernel started in the sandbox."""
-    os.chdir(request["cwd"])
-    uid = request["uid"]
+def drop_to(uid: int, rlimits: list[tuple[str, int]]) -> None:
+    """Every kernel's last steps, forked or started in the sandbox: become ``uid`` (where this process is root and
+    ``uid`` is set), forbid gaining privileges, set the limits, keep other processes from reading its memory."""
     if os.geteuid() == 0 and uid:
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    else:
-        _drop_capabilities()
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    for name, value in request["rlimits"]:
+    for name, value in rlimits:
         hard = value + 5 if name == "RLIMIT_CPU" else value
         resource.setrlimit(getattr(resource, name), (value, hard))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
+
+
+def wrap(config: str, command: list[str]) -> None:
+    """Started in the sandbox from scratch (``python -c <this text> CONFIG python -m module ...``): :func:`drop_to`,
+    then become the kernel, in this same process for ``-m`` (so that the steps still hold), else by ``execv``."""
+    settings = json.loads(config)
+    drop_to(settings["uid"], settings["limits"])
+    if len(command) > 2 and command[1] == "-m":
+        sys.argv = [command[2], *command[3:]]
+        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+    else:
+        os.execv(command[0], command)
+
+
+def _set_up(request: dict[str, Any]) -> None:
+    """The kernel's folder, user, privileges, limits, environment and arguments, as a kernel started in the sandbox."""
+    os.chdir(request["cwd"])
+    if not (os.geteuid() == 0 and request["uid"]):
+        _drop_capabilities()
+    drop_to(request["uid"], request["rlimits"])
     os.environ.clear()
     os.environ.update(request["env"])
     os.environ.update(IMPORTED_ENV)
@@ -264,4 +284,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1:  # the kernel's program in a sandbox started from scratch
+        wrap(sys.argv[1], sys.argv[2:])
+    else:  # the warm parent
+        main()
