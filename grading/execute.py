@@ -264,6 +264,42 @@ def kernel_died(nb: Any) -> bool:
     return False
 
 
+def ready_at_once(base: type) -> type:
+    """A subclass of an asynchronous kernel client class whose wait for a new kernel ends once the kernel is ready.
+
+    jupyter_client's wait asks for the kernel's info until the reply comes on the shell channel and a message
+    comes on IOPub (so IOPub is connected), then listens to IOPub until it has been quiet for 0.2 s, to drop
+    what the kernel said as it started. That last step is left out: the notebook client reads only the IOPub
+    messages whose parent is its own request, so what is left of the start is dropped there, and every
+    notebook starts 0.2 s sooner.
+    """
+
+    class ReadyAtOnce(base):
+        async def wait_for_ready(self, timeout: float | None = None) -> None:
+            deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+            while True:
+                self.kernel_info()
+                try:
+                    reply = await ensure_async(self.shell_channel.get_msg(timeout=1))
+                except queue.Empty:
+                    reply = None
+                if reply is not None and reply["msg_type"] == "kernel_info_reply":
+                    try:
+                        await ensure_async(self.iopub_channel.get_msg(timeout=0.2))
+                    except queue.Empty:
+                        pass  # IOPub not connected yet: ask again
+                    else:
+                        self._handle_kernel_info_reply(reply)
+                        return
+                if not await ensure_async(self.is_alive()):
+                    raise RuntimeError("Kernel died before replying to kernel_info")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+
+    ReadyAtOnce.__name__ = ReadyAtOnce.__qualname__ = base.__name__
+    return ReadyAtOnce
+
+
 def watched(cls: type) -> type:
     """A subclass of an execute preprocessor that records time-outs and kernel deaths, and enforces limits.
 
@@ -302,6 +338,7 @@ def watched(cls: type) -> type:
         start_new_kernel = sync(async_start_new_kernel)
 
         async def async_start_new_kernel_client(self) -> Any:
+            self.km.client_factory = ready_at_once(self.km.client_factory)
             client = await super().async_start_new_kernel_client()
             if self.grading_sandboxed:  # the kernel has read it: nothing in the sandbox may learn the key
                 Path(self.km.connection_file).unlink(missing_ok=True)

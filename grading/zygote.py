@@ -58,17 +58,23 @@ CAP_AMBIENT_CLEAR_ALL = 4
 NAMESPACES = ("ipc", "uts", "net", "pid", "cgroup", "mnt")  # after the user namespace that owns them
 NS_GET_PARENT = 0xB702  # ioctl: the parent of a user namespace
 
-# Imported before any fork, besides ipykernel.kernelapp: the modules a kernel imports as it starts (its debugger,
-# completer, history database) and NumPy. Not Matplotlib: its backend is chosen by the kernel as it starts.
+# Imported before any fork, besides ipykernel.kernelapp: the modules every kernel imports as it starts (its
+# debugger, completer, history database, event loop), and NumPy with the random generator each kernel reseeds.
+# Not Matplotlib: its backend is chosen by the kernel as it starts.
 WARM = (
     "ipykernel.ipkernel",
     "ipykernel.debugger",
     "IPython.core.debugger",
     "IPython.core.completerlib",
     "IPython.core.oinspect",
+    "IPython.core.logger",
     "IPython.extensions.storemagic",
+    "tornado.platform.asyncio",
+    "faulthandler",
+    "secrets",
     "sqlite3",
     "numpy",
+    "numpy.random",
 )
 
 IMPORTED_ENV: dict[str, str] = {}  # what importing WARM set in the environment (main fills it in)
@@ -234,7 +240,7 @@ def main() -> None:
     before = dict(os.environ)
     import ipykernel.kernelapp  # noqa: F401 - what every kernel imports: the point of a warm parent
 
-    for name in WARM:  # what a kernel imports as it starts, and NumPy; one missing here is imported by the kernel
+    for name in WARM:  # one missing here is imported by the kernel that needs it
         try:
             importlib.import_module(name)
         except ImportError:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import doctest
 import io
 import os
 import pickle
+import queue
 import sys
 import warnings
 from collections import defaultdict
@@ -272,3 +274,49 @@ def test_grades_of_a_notebook_that_fails_half_way_are_not_saved(tmp_path: Path) 
             broken, {"nbgrader": {"notebook": "nb", "assignment": "hw", "student": "ada", "db_url": db_url}}
         )
     assert _scores(db_url) == before  # t1's score was not committed on its own
+
+
+class _FakeChannel:
+    """A kernel client's channel holding the messages it will hand out; ``None`` stands for a wait that times out."""
+
+    def __init__(self, messages: list[dict | None]) -> None:
+        self.messages, self.reads = messages, 0
+
+    async def get_msg(self, timeout: float) -> dict:
+        self.reads += 1
+        message = self.messages.pop(0) if self.messages else None
+        if message is None:
+            raise queue.Empty
+        return message
+
+
+class _FakeClient:
+    def __init__(self, shell: list[dict | None], iopub: list[dict | None], alive: bool = True) -> None:
+        self.shell_channel, self.iopub_channel, self.alive = _FakeChannel(shell), _FakeChannel(iopub), alive
+        self.asked, self.handled = 0, None
+
+    def kernel_info(self) -> None:
+        self.asked += 1
+
+    async def is_alive(self) -> bool:
+        return self.alive
+
+    def _handle_kernel_info_reply(self, msg: dict) -> None:
+        self.handled = msg
+
+
+def test_a_new_kernel_is_ready_once_it_answers_without_listening_on() -> None:
+    reply, status = {"msg_type": "kernel_info_reply"}, {"msg_type": "status"}
+    ready = grading.execute.ready_at_once(_FakeClient)
+    # answered, IOPub connected: ready after one read of IOPub (jupyter_client would listen 0.2 s more)
+    client = ready([reply], [status, status, status])
+    asyncio.run(client.wait_for_ready(5))
+    assert (client.asked, client.iopub_channel.reads, client.handled) == (1, 1, reply)
+    # IOPub not connected yet: the kernel is asked again
+    client = ready([reply, reply], [None, status])
+    asyncio.run(client.wait_for_ready(5))
+    assert (client.asked, client.iopub_channel.reads, client.handled) == (2, 2, reply)
+    # no answer from a dead kernel
+    client = ready([None], [], alive=False)
+    with pytest.raises(RuntimeError, match="died"):
+        asyncio.run(client.wait_for_ready(5))
