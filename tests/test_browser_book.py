@@ -339,43 +339,51 @@ def check_answers_folded(tab, where: str) -> None:
         assert body.is_visible(), f"{where}: answer {i + 1} did not open when clicked"
 
 
-def _option_state(option) -> tuple[str, bool, str]:
-    """A quiz option's footer classes, whether its explanation shows, and the explanation's text."""
-    footer = option.locator("div.sd-card-footer")
-    feedback = footer.locator("section.question-feedback")
-    return (
-        footer.get_attribute("class") or "",
-        feedback.is_visible(),
-        feedback.inner_text() if feedback.is_visible() else "",
-    )
+# Each option of a quiz, read in one call: its footer's classes, whether its explanation shows (a box of
+# some size that is not visibility:hidden, as Playwright's is_visible decides) and that explanation's text,
+# and whether it holds the right answer's explanation.
+OPTION_STATES = """quiz => [...quiz.querySelectorAll('div.sd-card.option')].map(option => {
+    const footer = option.querySelector('div.sd-card-footer');
+    const feedback = footer && footer.querySelector('section.question-feedback');
+    const box = feedback && feedback.getBoundingClientRect();
+    const shown = !!feedback && box.width > 0 && box.height > 0 && getComputedStyle(feedback).visibility !== 'hidden';
+    return {classes: footer ? footer.className : '', shown, text: shown ? feedback.innerText : '',
+            right: !!option.querySelector('section.question-feedback.correct')};
+})"""
 
 
 def check_quizzes(tab, where: str, edition: str, expected: int) -> None:
     """Each self-check quiz of the page (teachbooks-questions' ``{question}``, kept offline by
     ``book/_ext/offline_quizzes.py``): a wrong choice shows its own explanation, in the edition's
-    language, and is marked wrong; the right choice is marked right; one explanation shows at a time."""
+    language, and is marked wrong; the right choice is marked right; one explanation shows at a time.
+
+    Every choice is clicked as a reader clicks it; after each click, the states of all the quiz's
+    choices are read at once (``OPTION_STATES``)."""
     quizzes = tab.locator("div.multiple-choice.single-select")
     assert quizzes.count() == expected, f"{where}: {quizzes.count()} quizzes, expected {expected}"
     for q in range(quizzes.count()):
-        options = quizzes.nth(q).locator("div.sd-card.option")
-        right = [
-            i for i in range(options.count()) if options.nth(i).locator("section.question-feedback.correct").count()
-        ]
+        quiz = quizzes.nth(q)
+        options = quiz.locator("div.sd-card.option")
+        states = quiz.evaluate(OPTION_STATES)
+        assert len(states) == options.count() > 1, f"{where} quiz {q + 1}: {len(states)} choices"
+        right = [i for i, state in enumerate(states) if state["right"]]
         assert len(right) == 1, f"{where} quiz {q + 1}: {len(right)} right answers"
-        for i in range(options.count()):
-            assert not _option_state(options.nth(i))[1], f"{where} quiz {q + 1}: an explanation shows before any click"
+        assert not any(state["shown"] for state in states), (
+            f"{where} quiz {q + 1}: an explanation shows before any click"
+        )
         seen = set()
-        for i in [*(i for i in range(options.count()) if i != right[0]), right[0]]:
+        for i in [*(i for i in range(len(states)) if i != right[0]), right[0]]:
             options.nth(i).click()
-            classes, shown, text = _option_state(options.nth(i))
+            states = quiz.evaluate(OPTION_STATES)
+            classes, shown, text = states[i]["classes"], states[i]["shown"], states[i]["text"]
             verdict = "correct" if i == right[0] else "incorrect"
             assert shown, f"{where} quiz {q + 1}: choice {i + 1} shows no explanation when clicked"
             assert verdict in classes.split(), f"{where} quiz {q + 1}: choice {i + 1} is not marked {verdict}"
             assert SCRIPT[edition].search(text), f"{where} quiz {q + 1}: explanation not in {edition}: {text!r}"
             assert text not in seen, f"{where} quiz {q + 1}: two choices share one explanation"
             seen.add(text)
-            others = [j for j in range(options.count()) if j != i and _option_state(options.nth(j))[1]]
-            assert not others, f"{where} quiz {q + 1}: another choice's explanation stays open"
+            others = [j + 1 for j, state in enumerate(states) if j != i and state["shown"]]
+            assert not others, f"{where} quiz {q + 1}: the explanation of choice {others} stays open"
 
 
 def check_script_buttons(tab, where: str) -> None:

@@ -10,6 +10,7 @@ mode needs root and cgroup v1, the watchdog runs anywhere.
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import os
 import subprocess
@@ -153,7 +154,9 @@ for _ in range(200):
         break
 time.sleep(30)
 """
-    run = _run(tmp_path, mode, code)
+    # memory enough for 64 copies of the interpreter: the watchdog counts each copy's shared pages again, so under
+    # SMALL's 256M it could see the memory limit crossed before the process limit
+    run = _run(tmp_path, mode, code, dataclasses.replace(SMALL, memory=2 << 30))
     assert run.reason == "went over the processes limit (64, --procs)", run
     assert run.seconds < 20 and not run.leftovers, run
 

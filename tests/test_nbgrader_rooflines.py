@@ -9,6 +9,7 @@ results are compared cell by cell.
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import hashlib
 import json
@@ -152,9 +153,12 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         auto = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", str(CELL_TIMEOUT_S))
         _, serial_log = reference.communicate(timeout=600)
     assert reference.returncode == 0, serial_log[-3000:]
-    report = grading_command(course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
-    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
-    export = nbgrader(course, "export", "--to", str(course / "grades.csv"))
+    # three readers of the graded course, run at once
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        reporting = pool.submit(grading_command, course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
+        feedback = pool.submit(nbgrader, course, "generate_feedback", ASSIGNMENT).result()
+        export = pool.submit(nbgrader, course, "export", "--to", str(course / "grades.csv")).result()
+        report = reporting.result()
     scores = _dump(course)
     # an interrupted run leaves notebooks without an autograded version: a re-run grades just those
     (course / "autograded" / "mix_a" / ASSIGNMENT / f"{Q2}.ipynb").unlink()
