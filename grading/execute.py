@@ -271,10 +271,15 @@ def ready_at_once(base: type) -> type:
     comes on IOPub (so IOPub is connected), then listens to IOPub until it has been quiet for 0.2 s, to drop
     what the kernel said as it started. That last step is left out: the notebook client reads only the IOPub
     messages whose parent is its own request, so what is left of the start is dropped there, and every
-    notebook starts 0.2 s sooner.
+    notebook starts 0.2 s sooner. The rest is jupyter_client's ``KernelClient._async_wait_for_ready`` (8.10):
+    compare the two when upgrading it.
     """
+    if getattr(base, "grading_ready_at_once", False):
+        return base
 
     class ReadyAtOnce(base):
+        grading_ready_at_once = True
+
         async def wait_for_ready(self, timeout: float | None = None) -> None:
             deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
             while True:
@@ -296,7 +301,6 @@ def ready_at_once(base: type) -> type:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
 
-    ReadyAtOnce.__name__ = ReadyAtOnce.__qualname__ = base.__name__
     return ReadyAtOnce
 
 

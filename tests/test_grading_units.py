@@ -316,7 +316,17 @@ def test_a_new_kernel_is_ready_once_it_answers_without_listening_on() -> None:
     client = ready([reply, reply], [None, status])
     asyncio.run(client.wait_for_ready(5))
     assert (client.asked, client.iopub_channel.reads, client.handled) == (2, 2, reply)
-    # no answer from a dead kernel
+    # another message on the shell channel first: the kernel is asked again
+    client = ready([{"msg_type": "execute_reply"}, reply], [status])
+    asyncio.run(client.wait_for_ready(5))
+    assert (client.asked, client.handled) == (2, reply)
+    # no answer from a dead kernel, or none in time from a live one
     client = ready([None], [], alive=False)
     with pytest.raises(RuntimeError, match="died"):
         asyncio.run(client.wait_for_ready(5))
+    client = ready([None, None], [])
+    with pytest.raises(RuntimeError, match="respond"):
+        asyncio.run(client.wait_for_ready(0))
+    assert client.asked == 1
+    # wrapped once only
+    assert grading.execute.ready_at_once(ready) is ready
