@@ -67,9 +67,10 @@ sandbox:
 # ruff (lint and format) first; mypy runs beside pytest, whose two processes (pytest-xdist) share the suite;
 # the browser tests (tests/test_browser_*.py) run on their own afterwards, in two processes (a Chromium each), so
 # that page loads are never starved by the grading tests' kernels.
+# Each test's time is written to _build/pytest.xml (JUnit XML).
 test: book setup-test browser sandbox lint
 	@mkdir -p _build; $(PY) -m mypy > _build/mypy.log 2>&1 & mypy=$$!; \
-	$(PY) -m pytest -n 2 --dist loadfile $(addprefix --ignore=,$(wildcard tests/test_browser_*.py)); status=$$?; \
+	$(PY) -m pytest -n 2 --dist loadfile --junitxml=_build/pytest.xml $(addprefix --ignore=,$(wildcard tests/test_browser_*.py)); status=$$?; \
 	if wait $$mypy; then echo "mypy: $$(tail -n 1 _build/mypy.log)"; else cat _build/mypy.log; status=1; fi; \
 	exit $$status
 	$(PY) -m pytest -n 2 $(wildcard tests/test_browser_*.py)
