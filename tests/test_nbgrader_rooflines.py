@@ -156,9 +156,9 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     # three readers of the graded course, run at once
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
         reporting = pool.submit(grading_command, course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
-        feedback = pool.submit(nbgrader, course, "generate_feedback", ASSIGNMENT).result()
-        export = pool.submit(nbgrader, course, "export", "--to", str(course / "grades.csv")).result()
-        report = reporting.result()
+        feeding_back = pool.submit(nbgrader, course, "generate_feedback", ASSIGNMENT)
+        exporting = pool.submit(nbgrader, course, "export", "--to", str(course / "grades.csv"))
+        report, feedback, export = reporting.result(), feeding_back.result(), exporting.result()
     scores = _dump(course)
     # an interrupted run leaves notebooks without an autograded version: a re-run grades just those
     (course / "autograded" / "mix_a" / ASSIGNMENT / f"{Q2}.ipynb").unlink()
