@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
+from source_texts import seed_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -426,12 +427,8 @@ SOURCE_QUOTES = {
 
 @pytest.mark.parametrize("what", list(SOURCE_QUOTES))
 def test_quoted_source_says_it(what):
-    from test_overlap import SEEDS
-
     prefix, quote = SOURCE_QUOTES[what]
-    found = sorted(SEEDS.glob(f"{prefix}_*.txt"))
-    if not found:
-        pytest.fail(f"source text {prefix}_*.txt not found in {SEEDS}; clone the sources beside the repository")
+    found = seed_files(f"{prefix}_*.txt")
     assert quote in found[0].read_text(encoding="utf-8"), f"{found[0].name} does not say {quote!r} ({what})"
 
 

@@ -511,7 +511,7 @@ def test_the_cache_sentence_agrees_with_its_numbers() -> None:
     unknown = "does not report the size of its last-level cache" in text
     assert sum(map(bool, (larger, fits, unknown))) == 1
     if larger:
-        assert int(larger.group(1)) > int(larger.group(2))
+        assert int(larger.group(1)) >= int(larger.group(2))  # both rounded to a MiB: equal is possible
     if fits:
         assert int(fits.group(1)) <= int(fits.group(2))
 
@@ -526,7 +526,22 @@ def test_the_knee_is_compared_with_the_models_own_knee() -> None:
     )
     assert own, "the model's own knee is not stated"
     b_model, ratio = float(own.group(1)), float(own.group(2))
-    assert b_model < b_pred and ratio == pytest.approx(b_model / b_pred, abs=0.006)
+    assert b_model < b_pred
+    # The page divides unrounded values and shows B's to 0.1 and the ratio to 0.01; whatever this machine
+    # measured, the ratio must lie in what the rounded B's allow, widened by the ratio's own rounding.
+    assert _rounded_quotient_allows(ratio, b_model, b_pred, shown=0.05, ratio_shown=0.005)
+
+
+def _rounded_quotient_allows(ratio: float, num: float, den: float, *, shown: float, ratio_shown: float) -> bool:
+    """Whether ``ratio`` (rounded to ±``ratio_shown``) can be num/den for values rounded to ±``shown``.
+
+    >>> _rounded_quotient_allows(0.80, 15.4, 19.4, shown=0.05, ratio_shown=0.005)  # 15.4/19.4 = 0.794
+    True
+    >>> _rounded_quotient_allows(0.85, 15.4, 19.4, shown=0.05, ratio_shown=0.005)
+    False
+    """
+    low, high = (num - shown) / (den + shown), (num + shown) / (den - shown)
+    return low - ratio_shown <= ratio <= high + ratio_shown
 
 
 def test_last_level_cache_read_from_sysfs(tmp_path: Path) -> None:
