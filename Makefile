@@ -22,7 +22,7 @@ LIB_FILES := $(shell find rooflinelib book -name '*.py' -o -name '*.toml' -o -na
 	$(wildcard locales/*/LC_MESSAGES/figures.po)
 LIB_STAMP := _build/.rooflinelib-stamp
 
-.PHONY: setup setup-test book test lint browser sandbox lock clean
+.PHONY: setup setup-test book test test-fast lint browser sandbox lock clean
 
 setup: $(STAMP)
 
@@ -74,6 +74,11 @@ test: book setup-test browser sandbox lint
 	if wait $$mypy; then echo "mypy: $$(tail -n 1 _build/mypy.log)"; else cat _build/mypy.log; status=1; fi; \
 	exit $$status
 	$(PY) -m pytest -n 2 $(wildcard tests/test_browser_*.py)
+
+# The inner loop: unit tests, doctests, the exercises' checks run in-process and the built book's numbers, without
+# kernels, the sandbox or a browser (tests marked slow in conftest.py); `make test` runs everything.
+test-fast: book setup-test
+	$(PY) -m pytest -n 2 -m "not slow"
 
 # The repository is clean under ruff (settings in pyproject.toml); `ruff check --fix .` and `ruff format .` repair most findings.
 lint: setup-test
