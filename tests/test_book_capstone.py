@@ -9,7 +9,7 @@ with ``rooflinelib``, so a wrong formula, table entry or rounding fails here. Us
 from __future__ import annotations
 
 import pytest
-from test_book_numbers import article, glued, prose_blocks, test_chapter_rhythm
+from book_support import article, check_chapter_rhythm, glued, prose_blocks
 
 # Llama 3 8B (config.json): D = 4096, F = 14336, 32 layers, 32 heads and 8 KV heads of 128, vocab 128256.
 PARAMS_8B = 8_030_261_248  # 32 * 218,112,000 + 2 * 128256 * 4096 + 4096 (tests/test_models.py)
@@ -174,7 +174,7 @@ def test_summary_ridge_table() -> None:
 
 def test_capstone_rhythm() -> None:
     """A question first, a bold concept, labelled equations and a takeaway, as every chapter."""
-    test_chapter_rhythm("real-model-real-chips")
+    check_chapter_rhythm("real-model-real-chips")
 
 
 def test_capstone_figures_have_descriptions() -> None:

@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 
 import pytest
-from test_book_numbers import BOOK, article, glued
+from book_support import BOOK, article, glued
 
 PAGES = sorted(p.stem for p in BOOK.glob("*.md"))
 
