@@ -7,10 +7,31 @@ sandbox, and one budget of ``limits.file_size`` bytes for everything it can writ
 (its ``/tmp`` and the folder of its sockets together). A room over a limit is killed, all
 of it, and says which limit in one line (:attr:`Room.reason`).
 
-Two modes, chosen by :func:`best_mode` (or forced with ``mode=``):
+Three modes, chosen by :func:`best_mode` in the order of :data:`MODES` (or forced with ``mode=``);
+:func:`describe_mode` says which one a machine gets, and why not a better one:
 
-``"cgroup"`` (the grader is root and cgroup v1's memory, pids and cpuacct controllers are
-    mounted writable): a cgroup per notebook in each, created under the grader's own
+``"cgroup2"`` (cgroup v2 with the memory and pids controllers, in a subtree this process may
+    manage): a cgroup per notebook, ``<subtree>/roofline-grading/<unique>``, with ``memory.max``
+    set to ``limits.memory`` (``memory.swap.max`` 0: no swap; ``memory.oom.group`` 1: an OOM kill
+    takes the whole notebook) and ``pids.max`` to ``limits.procs``. The room is over its memory
+    limit when ``memory.events`` counts an ``oom`` (its own ``memory.max`` reached with nothing left
+    to reclaim), over its process limit when ``pids.events`` counts a ``max`` (a refused ``fork``),
+    over its CPU time when ``usage_usec`` of ``cpu.stat`` (in every cgroup, no controller needed)
+    passes ``limits.cpu``. Memory in ``/tmp``, ``/dev/shm``, memfds and the kernel's own
+    allocations counts. The room is killed with ``cgroup.kill`` (Linux 5.14), else by SIGKILL to
+    each process of ``cgroup.procs`` until none is left. The subtree (:func:`_cgroup2_base`) is the
+    cgroup this process runs in, where it is delegated to it: by systemd (``Delegate=yes``: run the
+    grader under ``systemd-run --scope -p Delegate=yes``, with ``--user`` as a normal user), by
+    permissions (a normal user who can write it), or, for root, where systemd does not manage the
+    cgroup tree (a container: its own cgroup, ``/sys/fs/cgroup`` itself in a cgroup namespace).
+    Controllers are enabled in its ``cgroup.subtree_control``; a cgroup with processes of its own
+    cannot do that (cgroup v2's "no internal process" rule), so they move to a leaf
+    ``<subtree>/roofline-grader`` first. ``/tmp`` and the socket folder are a tmpfs of
+    ``limits.file_size`` as in the ``"cgroup"`` mode where this process can mount one (root);
+    otherwise the sandbox makes ``/tmp`` a tmpfs of that size itself and the room watches its use
+    and the socket folder's bytes as the watchdog does.
+``"cgroup"`` (the grader is root and cgroup v1's memory, pids and cpuacct controllers are mounted
+    writable): a cgroup per notebook in each, created under the grader's own
     (``<controller>/<grader's cgroup>/roofline-grading/<unique>``), with
     ``memory.limit_in_bytes`` (and ``memory.memsw.limit_in_bytes``: no swap) set to
     ``limits.memory`` and ``pids.max`` to ``limits.procs``; an OOM kill in the cgroup or a
@@ -25,11 +46,13 @@ Two modes, chosen by :func:`best_mode` (or forced with ``mode=``):
     reaped children's) go over a limit, or when the socket folder's bytes plus the use of
     the sandbox's own ``/tmp`` tmpfs (``--size``) go over the write budget (each file
     counting at least :data:`INODE_BYTES`). A notebook can go past a limit by what it does
-    in one poll, no more.
+    in one poll, no more; memory it holds in files (``/dev/shm``, memfds) and does not map
+    escapes the count.
 
 A room over a limit stays killed: a process started in it afterwards is killed at the next
 poll. Leaving the room (``with``, or :meth:`Room.close`) kills what is left of it and removes
-its cgroups, its tmpfs and its socket folder, after an error too.
+its cgroups, its tmpfs and its socket folder, after an error too (in cgroup v2 the leaf the
+grader moved to, and the controllers it enabled, stay for the next room).
 
 How :mod:`grading.execute` uses it: one room per sandboxed notebook (not for ``--unsafe``),
 around all of its kernels; the room makes the socket folder (``room.ipc``), so execute no
@@ -70,14 +93,19 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import errno
+import fcntl
 import itertools
 import os
+import re
 import shutil
 import signal
 import threading
 import time
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
@@ -86,15 +114,23 @@ from grading.sandbox import Limits, describe
 
 __all__ = ["MODES", "Room", "best_mode", "describe_mode", "limit_reason"]
 
-MODES = ("cgroup", "watchdog")
-CONTROLLERS = ("memory", "pids", "cpuacct")
+MODES = ("cgroup2", "cgroup", "watchdog")  # in the order best_mode prefers them
+CONTROLLERS = ("memory", "pids", "cpuacct")  # cgroup v1
+CONTROLLERS2 = ("memory", "pids")  # cgroup v2 (CPU time is in every cgroup's cpu.stat, without a controller)
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP = "roofline-grading"  # the folder under the grader's own cgroup that holds one cgroup per notebook
+LEAF = "roofline-grader"  # cgroup v2: where the processes of the grader's own cgroup move, to leave it without any
+SYSTEMD = Path("/run/systemd/system")  # a folder where systemd manages the machine (and its cgroups): sd_booted(3)
 INODES = 16384  # files, folders and sockets a notebook may make in its tmpfs (cgroup mode)
 INODE_BYTES = 4096  # what each file or folder in the socket folder counts against the budget (watchdog mode)
 
 _NAMES = {"memory": "memory", "cpu": "CPU time", "procs": "processes", "file_size": "file size"}
 _serial = itertools.count()
+
+
+def _unique_name() -> str:
+    """A name for a room's cgroup that no other room, in this process or another, uses at the same time."""
+    return f"{os.getpid()}-{threading.get_native_id()}-{next(_serial)}-{os.urandom(3).hex()}"
 
 
 def _libc() -> ctypes.CDLL:
@@ -129,17 +165,240 @@ def _own_cgroup(controller: str) -> Path:
     raise OSError(f"no cgroup v1 {controller} controller")
 
 
-def best_mode() -> str:
-    """``"cgroup"`` where this process can create cgroups and mount a tmpfs (root, cgroup v1), else ``"watchdog"``."""
-    if os.geteuid() != 0 or not os.path.isfile("/proc/self/cgroup"):
-        return "watchdog"
+def _cgroup1_problem() -> str | None:
+    """Why this process cannot use cgroup v1 (the ``"cgroup"`` mode), or None where it can."""
+    if os.geteuid() != 0:
+        return "not cgroup v1: it needs root"
     try:
         for controller in CONTROLLERS:
-            if not os.access(_own_cgroup(controller), os.W_OK):
-                return "watchdog"
-    except OSError:
-        return "watchdog"
-    return "cgroup"
+            own = _own_cgroup(controller)
+            if not os.access(own, os.W_OK):
+                return f"not cgroup v1: {own} is not writable"
+    except OSError as err:
+        return f"not cgroup v1: {err}"
+    return None
+
+
+class _Unavailable(OSError):
+    """The cgroup v2 mode is not available here; the message says what is missing and how to get it."""
+
+
+def _read(path: Path) -> str:
+    return path.read_text()
+
+
+def _write(path: Path, value: str) -> None:
+    """Write one value to a cgroup file, in one ``write`` (how the kernel takes it: one value, or one pid, a write)."""
+    with open(path, "w") as fh:
+        fh.write(value)
+
+
+def _flat_keyed(text: str) -> dict[str, int]:
+    """A cgroup v2 "flat keyed" file (``memory.events``, ``pids.events``, ``cpu.stat``): one ``KEY VALUE`` a line.
+
+    >>> _flat_keyed("low 0\\nhigh 0\\nmax 12\\noom 1\\noom_kill 1\\n")
+    {'low': 0, 'high': 0, 'max': 12, 'oom': 1, 'oom_kill': 1}
+    """
+    return {key: int(value) for key, value in (line.split() for line in text.splitlines() if line.strip())}
+
+
+def _memory_went_over(events: dict[str, int]) -> bool:
+    """Whether a cgroup's ``memory.events`` shows its own ``memory.max`` reached with nothing left to reclaim.
+
+    That is ``oom`` (cgroup-v2.rst: usage reached the limit and an allocation was about to fail; the OOM
+    killer then runs inside the cgroup). Not ``max`` alone: it counts each time usage was about to cross the
+    limit, which reclaim (dropping page cache) usually settles. Not ``oom_kill`` alone: it counts processes
+    of the cgroup killed by any OOM killer, the whole machine's included.
+
+    >>> _memory_went_over({"max": 40, "oom": 0, "oom_kill": 0})  # page cache dropped, nothing failed
+    False
+    >>> _memory_went_over({"max": 0, "oom": 0, "oom_kill": 1})  # the machine ran out, not the notebook
+    False
+    >>> _memory_went_over({"max": 3, "oom": 1, "oom_kill": 1})
+    True
+    """
+    return events.get("oom", 0) > 0
+
+
+def _unescape(field: str) -> str:
+    r"""A path from ``/proc/self/mountinfo``, where space, tab, newline and backslash are octal escapes.
+
+    >>> _unescape(r"/mnt/my\040cgroups")
+    '/mnt/my cgroups'
+    """
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _cgroup2_mount(mountinfo: str, root: Path) -> tuple[Path, str]:
+    """Where the cgroup v2 hierarchy is mounted, and which of its cgroups that mount shows at its top.
+
+    Where systemd put it (CGROUP_DELEGATION.md): ``root`` itself (cgroup v2 alone), or
+    ``root/unified`` (the hybrid setup, where the controllers usually stay in cgroup v1).
+
+    >>> _cgroup2_mount("30 24 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw", Path("/sys/fs/cgroup"))
+    (PosixPath('/sys/fs/cgroup'), '/')
+    """
+    found: dict[Path, str] = {}
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if "-" in fields and fields[fields.index("-") + 1 :][:1] == ["cgroup2"]:
+            found[Path(_unescape(fields[4]))] = _unescape(fields[3])  # a later mount on the same place hides it
+    for place in (root, root / "unified"):
+        if place in found:
+            return place, found[place]
+    raise _Unavailable(f"no cgroup v2 hierarchy is mounted at {root} or {root / 'unified'}")
+
+
+def _own_cgroup2(membership: str, mount: Path, top: str) -> Path:
+    """This process's cgroup v2 folder, from the ``0::PATH`` line of ``/proc/self/cgroup`` (``membership``).
+
+    >>> _own_cgroup2("0::/user.slice/run-u7.scope\\n", Path("/sys/fs/cgroup"), "/")
+    PosixPath('/sys/fs/cgroup/user.slice/run-u7.scope')
+    """
+    paths = [line[3:] for line in membership.splitlines() if line.startswith("0::")]
+    if not paths:
+        raise _Unavailable("this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)")
+    below = os.path.relpath(paths[0], top)
+    if below == ".." or below.startswith("../"):
+        raise _Unavailable(f"this process's cgroup {paths[0]} is not in view under {mount} (which shows {top})")
+    return mount if below == "." else mount / below
+
+
+def _marked_delegated(cgroup: Path, mount: Path) -> bool:
+    """Whether systemd delegated ``cgroup`` or a cgroup above it (``Delegate=yes`` on its service or scope).
+
+    systemd marks such a cgroup with the extended attribute ``trusted.delegate`` (or ``user.delegate``,
+    which a user's systemd can set) holding a true boolean, and reads the mark back the same way.
+    """
+    for place in [cgroup, *cgroup.parents]:
+        for name in ("trusted.delegate", "user.delegate"):
+            try:
+                if os.getxattr(place, name).strip().lower() in (b"1", b"y", b"yes", b"true", b"t", b"on"):
+                    return True
+            except OSError:
+                continue
+        if place == mount:
+            break
+    return False
+
+
+def _delegated_base(own: Path, mount: Path, *, euid: int, systemd: bool) -> Path:
+    """The cgroup this process may build its notebooks' cgroups under (cgroup v2), or why there is none.
+
+    It is the cgroup the process runs in (its parent, where the process moved to :data:`LEAF` below it
+    before), as systemd's CGROUP_DELEGATION.md lays out: a manager uses the cgroup it was started in and
+    what is below, where that was delegated to it. Delegated means writable (the directory, its
+    ``cgroup.procs`` and ``cgroup.subtree_control``: cgroup-v2.rst's delegation to a user) and, for root
+    on a machine systemd runs, marked by systemd as delegated, since all other cgroups there are
+    systemd's own (a root process can write them all). ``cgroup.controllers`` must offer
+    :data:`CONTROLLERS2`.
+    """
+    base = own.parent if own.name == LEAF and own != mount else own
+    hint = "sudo systemd-run --scope" if euid == 0 else "systemd-run --user --scope"
+    run = f"`{hint} -p Delegate=yes -- python -m grading autograde ...`"
+    try:
+        present = _read(base / "cgroup.controllers").split()
+    except OSError as err:
+        raise _Unavailable(f"cannot read the controllers of {base} ({err.strerror})") from err
+    missing = [c for c in CONTROLLERS2 if c not in present]
+    if missing:
+        where = (
+            "this machine keeps them in cgroup v1, systemd's hybrid setup"
+            if mount.name == "unified"
+            else f"run the grader in a scope that has them delegated, {run}"
+        )
+        listed = " ".join(sorted(present)) or "none"
+        raise _Unavailable(
+            f"{base} does not offer the {' and '.join(missing)} controller{'s' if len(missing) > 1 else ''}"
+            f" (its cgroup.controllers: {listed}): {where}"
+        )
+    files = (base, base / "cgroup.procs", base / "cgroup.subtree_control")
+    if not all(os.access(path, os.W_OK) for path in files):
+        if euid == 0:
+            raise _Unavailable(f"{base} is mounted read-only")
+        raise _Unavailable(f"{base} is not delegated to this user (not writable): run the grader as {run}")
+    if euid == 0 and systemd and not _marked_delegated(base, mount):
+        raise _Unavailable(
+            f"{base} is systemd's, not marked delegated (extended attribute trusted.delegate): run the grader as {run}"
+        )
+    return base
+
+
+def _cgroup2_base() -> Path:
+    """This machine's :func:`_delegated_base` for this process, or :class:`_Unavailable` saying why not."""
+    try:
+        mountinfo = Path("/proc/self/mountinfo").read_text()
+        membership = Path("/proc/self/cgroup").read_text()
+    except OSError as err:
+        raise _Unavailable(f"cannot read this process's cgroups ({err.strerror})") from err
+    mount, top = _cgroup2_mount(mountinfo, CGROUP_ROOT)
+    own = _own_cgroup2(membership, mount, top)
+    return _delegated_base(own, mount, euid=os.geteuid(), systemd=SYSTEMD.is_dir())
+
+
+def _cgroup2_problem() -> str | None:
+    """Why this process cannot use cgroup v2 (the ``"cgroup2"`` mode), or None where it can."""
+    try:
+        _cgroup2_base()
+    except _Unavailable as err:
+        return f"not cgroup v2: {err}"
+    return None
+
+
+def _enable(cgroup: Path) -> None:
+    """Enable :data:`CONTROLLERS2` in ``cgroup``'s ``cgroup.subtree_control``, so that its children can hold limits.
+
+    A cgroup (the root cgroup aside) may enable them only while it holds no process of its own
+    (cgroup-v2.rst, "No Internal Process Constraint": the write fails with EBUSY). Its processes (the
+    grader, when ``cgroup`` is the one it runs in) then move to the leaf :data:`LEAF` below it, as
+    CGROUP_DELEGATION.md asks of a manager delegated the cgroup it was started in.
+    """
+    enabled = _read(cgroup / "cgroup.subtree_control").split()
+    wanted = " ".join(f"+{c}" for c in CONTROLLERS2 if c not in enabled)
+    if not wanted:
+        return
+    for _ in range(10):  # a process of the cgroup may fork while the others move
+        try:
+            _write(cgroup / "cgroup.subtree_control", wanted)
+            return
+        except OSError as err:
+            if err.errno != errno.EBUSY:
+                raise
+        leaf = cgroup / LEAF
+        leaf.mkdir(exist_ok=True)
+        for pid in _read(cgroup / "cgroup.procs").split():
+            try:
+                _write(leaf / "cgroup.procs", pid)
+            except ProcessLookupError:  # gone meanwhile
+                continue
+    raise OSError(errno.EBUSY, f"cannot enable {wanted} in {cgroup}: processes keep appearing in it")
+
+
+@contextlib.contextmanager
+def _holding(cgroup: Path) -> Iterator[None]:
+    """One room at a time, in any thread or process, changes the cgroups below ``cgroup`` (a lock on its folder).
+
+    Two rooms might otherwise remove and use the shared parent, or enable controllers, at once.
+    (A file lock, not a :class:`threading.Lock`: this module travels by value, and a lock does not.)
+    """
+    fd = os.open(cgroup, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def best_mode() -> str:
+    """The first of :data:`MODES` this process can use: ``"cgroup2"``, ``"cgroup"`` (root, cgroup v1), ``"watchdog"``.
+
+    Nothing is changed on the machine to find out; :func:`describe_mode` says why a mode was passed over.
+    """
+    if _cgroup2_problem() is None:
+        return "cgroup2"
+    if _cgroup1_problem() is None:
+        return "cgroup"
+    return "watchdog"
 
 
 @dataclass(frozen=True)
@@ -216,11 +475,12 @@ class Room:
         The notebook's limits; the room holds ``memory``, ``procs``, ``cpu`` and
         ``file_size`` (``output`` and ``wall`` stay with the grader).
     root
-        A fresh folder for this notebook; the room makes ``box/`` (cgroup mode) or
-        ``ipc/`` (watchdog mode) in it.
+        A fresh folder for this notebook; the room makes ``box/`` (a tmpfs, where it can
+        mount one: root, cgroup modes) or ``ipc/`` (elsewhere) in it.
     mode
-        ``"cgroup"`` or ``"watchdog"``; by default :func:`best_mode`, falling back to the
-        watchdog when cgroups or the tmpfs cannot be set up after all.
+        One of :data:`MODES`; by default :func:`best_mode`, falling back to the next mode
+        that works when cgroups or the tmpfs cannot be set up after all. A mode asked for
+        by name that cannot be set up raises :class:`OSError` saying why.
     poll
         Seconds between two looks at the room's counters.
 
@@ -228,11 +488,14 @@ class Room:
     ----------
     mode
         The mode in use.
+    subtree
+        In cgroup v2 mode, the delegated cgroup the room's cgroup was made under; else None.
     ipc
         Host folder to bind writable as the socket folder (same path inside the sandbox).
     tmp
         Host folder to bind writable as the kernel's ``/tmp``, or None: the sandbox then
-        makes ``/tmp`` a tmpfs of ``limits.file_size`` bytes itself (watchdog mode).
+        makes ``/tmp`` a tmpfs of ``limits.file_size`` bytes itself (watchdog mode, and
+        cgroup v2 without the right to mount).
 
     Safe to use from several threads at once; several rooms, in threads or processes, never
     share a cgroup, a folder or a count.
@@ -254,6 +517,7 @@ class Room:
         self.root = Path(root)
         self.poll = poll
         self.mode = mode or best_mode()
+        self.subtree: Path | None = None  # cgroup v2: the delegated cgroup the room's cgroup is under
         self.ipc: Path = self.root / "ipc"
         self.tmp: Path | None = None
         self._lock = threading.RLock()
@@ -266,6 +530,14 @@ class Room:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
+        if self.mode == "cgroup2":
+            try:
+                self._set_up_cgroup2()
+            except OSError:
+                self._tear_down()
+                if mode == "cgroup2":
+                    raise
+                self.mode, self.tmp, self.subtree = "cgroup" if _cgroup1_problem() is None else "watchdog", None, None
         if self.mode == "cgroup":
             try:
                 self._set_up_cgroups()
@@ -274,12 +546,14 @@ class Room:
                 if mode == "cgroup":
                     raise
                 self.mode, self.ipc, self.tmp = "watchdog", self.root / "ipc", None
-        if self.mode == "watchdog":
+        if self._box is None:  # the socket folder is a folder of the host's
+            self.ipc = self.root / "ipc"
             self.ipc.mkdir(mode=0o700)
 
     # ----- setting up and tearing down
 
-    def _set_up_cgroups(self) -> None:
+    def _mount_box(self) -> None:
+        """Mount the tmpfs of ``limits.file_size`` bytes that holds ``ipc/`` and ``tmp/`` (OSError where it cannot)."""
         box = self.root / "box"
         box.mkdir(mode=0o700)
         options = f"size={self.limits.file_size},nr_inodes={INODES},mode=0700".encode()
@@ -291,7 +565,43 @@ class Room:
         self.ipc.mkdir(mode=0o700)
         self.tmp.mkdir()
         self.tmp.chmod(0o1777)
-        name = f"{os.getpid()}-{threading.get_native_id()}-{next(_serial)}-{os.urandom(3).hex()}"
+
+    def _set_up_cgroup2(self) -> None:
+        """One cgroup v2 for the room under the delegated subtree, its limits set; the tmpfs where root can mount it."""
+        base = _cgroup2_base()
+        self.subtree = base
+        group, name = base / GROUP, _unique_name()
+        with _holding(base):
+            _enable(base)
+            group.mkdir(exist_ok=True)
+            _enable(group)
+            (group / name).mkdir()
+        cgroup = group / name
+        self._cgroups = {"cgroup2": cgroup}
+        settings = {
+            "memory.max": (str(self.limits.memory), True),
+            "memory.swap.max": ("0", False),  # where swap is accounted: no swap, as memory.memsw in cgroup v1
+            "memory.oom.group": ("1", False),  # an OOM kill takes every process of the notebook at once
+            "pids.max": (str(self.limits.procs), True),
+        }
+        for file, (value, needed) in settings.items():
+            if file.split(".")[0] not in CONTROLLERS2:
+                continue
+            if (cgroup / file).exists():
+                _write(cgroup / file, value)
+            elif needed:
+                raise _Unavailable(f"{cgroup / file} is missing although {base} offers {file.split('.')[0]}")
+        if "usage_usec" not in _flat_keyed(_read(cgroup / "cpu.stat")):
+            raise _Unavailable(f"{cgroup / 'cpu.stat'} has no usage_usec (CPU time of a cgroup needs Linux 4.15)")
+        if os.geteuid() == 0:
+            try:
+                self._mount_box()
+            except OSError:
+                pass  # no mount rights after all: the sandbox makes /tmp itself, and the room watches it
+
+    def _set_up_cgroups(self) -> None:
+        self._mount_box()
+        name = _unique_name()
         for controller in CONTROLLERS:
             parent = _own_cgroup(controller) / GROUP
             for _ in range(10):  # another room may remove the shared parent between the two steps
@@ -315,13 +625,14 @@ class Room:
                 try:
                     cgroup.rmdir()
                     break
-                except FileNotFoundError:
-                    break
-                except OSError:  # still busy: processes that are dying
-                    self._kill_cgroups()
+                except OSError as err:
+                    if err.errno != errno.EBUSY:  # gone already, or not a cgroup's folder
+                        break
+                    self._kill_cgroups()  # still busy: processes that are dying
                     time.sleep(0.05)
             try:
-                cgroup.parent.rmdir()  # the shared parent, once no room uses it
+                with _holding(cgroup.parent.parent) if self.mode == "cgroup2" else contextlib.nullcontext():
+                    cgroup.parent.rmdir()  # the shared parent, once no room uses it
             except OSError:
                 pass
         self._cgroups = {}
@@ -346,8 +657,9 @@ class Room:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
         self.kill()
+        on_host = self._box is None
         self._tear_down()
-        if self.mode == "watchdog":  # what the notebook wrote on the host's disk goes now, not with its folder
+        if on_host:  # what the notebook wrote on the host's disk goes now, not with its folder
             shutil.rmtree(self.ipc, ignore_errors=True)
 
     def __enter__(self) -> Self:
@@ -361,7 +673,7 @@ class Room:
     # ----- running
 
     def launcher(self, argv: list[str]) -> list[str]:
-        """``argv`` started in this room: it joins the room's cgroups (cgroup mode), then becomes ``argv``.
+        """``argv`` started in this room: it joins the room's cgroups (cgroup modes), then becomes ``argv``.
 
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as folder, Room(Limits(), root=Path(folder), mode="watchdog") as room:
@@ -425,6 +737,8 @@ class Room:
         with self._lock:
             if self._reason is not None or self._closed:
                 return self._reason
+            if self.mode == "cgroup2" and self._cgroups:
+                return self._check_cgroup2()
             if self.mode == "cgroup" and self._cgroups:
                 return self._check_cgroups()
             if self.mode == "watchdog":
@@ -446,6 +760,36 @@ class Room:
             if st.f_bavail == 0 or st.f_favail == 0:
                 return self._over("file_size")
         return None
+
+    def _check_cgroup2(self) -> str | None:
+        cgroup = self._cgroups["cgroup2"]
+        # CONTROLLERS2 names the controllers the room holds its limits with
+        if "memory" in CONTROLLERS2 and _memory_went_over(_flat_keyed(_read(cgroup / "memory.events"))):
+            return self._over("memory")
+        # a fork refused by pids.max (on kernels before the hierarchical pids.events, a refusal in this cgroup)
+        if "pids" in CONTROLLERS2 and _flat_keyed(_read(cgroup / "pids.events")).get("max", 0) > 0:
+            return self._over("procs")
+        if _flat_keyed(_read(cgroup / "cpu.stat"))["usage_usec"] > self.limits.cpu * 10**6:
+            return self._over("cpu")
+        if self._box is not None:
+            st = os.statvfs(self._box)
+            if st.f_bavail == 0 or st.f_favail == 0:
+                return self._over("file_size")
+        elif self._written([int(pid) for pid in _read(cgroup / "cgroup.procs").split()]) > self.limits.file_size:
+            return self._over("file_size")
+        return None
+
+    def _written(self, members: list[int]) -> int:
+        """Bytes in the socket folder plus the use of the sandbox's own ``/tmp``, seen through a process in it."""
+        written = _folder_bytes(self.ipc, self.limits.file_size)
+        own = os.stat("/proc/self/ns/mnt").st_ino
+        for pid in reversed(members):
+            try:
+                if os.stat(f"/proc/{pid}/ns/mnt").st_ino != own:
+                    return written + _used(f"/proc/{pid}/root/tmp")
+            except OSError:
+                continue
+        return written
 
     def _members(self, table: dict[int, _Proc]) -> list[int]:
         """The room's live processes, parents before their children."""
@@ -469,16 +813,7 @@ class Room:
             return self._over("cpu")
         if sum(_memory(pid) for pid in members) > self.limits.memory:
             return self._over("memory")
-        written = _folder_bytes(self.ipc, self.limits.file_size)
-        own = os.stat("/proc/self/ns/mnt").st_ino
-        for pid in reversed(members):  # the sandbox's /tmp, seen through a process inside it
-            try:
-                if os.stat(f"/proc/{pid}/ns/mnt").st_ino != own:
-                    written += _used(f"/proc/{pid}/root/tmp")
-                    break
-            except OSError:
-                continue
-        if written > self.limits.file_size:
+        if self._written(members) > self.limits.file_size:
             return self._over("file_size")
         return None
 
@@ -495,9 +830,19 @@ class Room:
             time.sleep(0.02)
 
     def _kill_cgroups(self) -> int:
-        """SIGKILL every task in the room's cgroups; how many there were."""
+        """SIGKILL every process in the room's cgroups; how many of them are still alive.
+
+        In cgroup v2 ``cgroup.kill`` (Linux 5.14) has the kernel kill them all, forks racing with it
+        included; each process listed in ``cgroup.procs`` gets a SIGKILL too (all there is on older
+        kernels), and :meth:`kill` repeats this until none is left.
+        """
         pids: set[int] = set()
         for cgroup in self._cgroups.values():
+            if self.mode == "cgroup2" and (cgroup / "cgroup.kill").exists():
+                try:
+                    _write(cgroup / "cgroup.kill", "1")
+                except OSError:
+                    pass
             try:
                 pids.update(int(p) for p in (cgroup / "cgroup.procs").read_text().split())
             except OSError:
@@ -507,7 +852,7 @@ class Room:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        return len(pids)
+        return sum(1 for pid in pids if _alive(pid))
 
     def _kill_processes(self) -> int:
         """SIGKILL every live process seen in the room and all they started, children first; how many."""
@@ -527,21 +872,42 @@ class Room:
     # ----- telling
 
     def describe_mode(self) -> str:
-        """One line for the run log: how this room holds its limits (:func:`describe_mode`)."""
-        return describe_mode(self.mode, self.limits, self.poll)
+        """One line for the run log: how this room holds its limits, and why not in a better mode (:func:`describe_mode`)."""
+        return _describe(self.mode, self.limits, self.poll, subtree=self.subtree, tmpfs=self._box is not None)
 
 
 def describe_mode(mode: str, limits: Limits, poll: float = 0.1) -> str:
-    """One line for the run log: how rooms in ``mode`` hold ``limits``.
+    """One line for the run log: how rooms in ``mode`` hold ``limits`` here, and why each better mode was passed over.
 
-    >>> describe_mode("cgroup", Limits())
-    'limits per notebook: cgroups (memory, pids, cpuacct) and one 64M tmpfs for /tmp and the socket folder'
+    >>> print(describe_mode("cgroup", Limits()))  # doctest: +ELLIPSIS
+    limits per notebook: cgroups v1 (memory, pids, cpuacct) and one 64M tmpfs for /tmp and the socket folder...
     >>> describe_mode(best_mode(), Limits()).startswith("limits per notebook: ")
     True
     """
-    if mode == "cgroup":
-        size = describe(limits)["file_size"]
+    subtree = None
+    if mode == "cgroup2":
+        try:
+            subtree = _cgroup2_base()
+        except _Unavailable:
+            pass
+    return _describe(mode, limits, poll, subtree=subtree, tmpfs=mode == "cgroup" or os.geteuid() == 0)
+
+
+def _describe(mode: str, limits: Limits, poll: float, *, subtree: Path | None, tmpfs: bool) -> str:
+    size = describe(limits)["file_size"]
+    if tmpfs:
+        files = f"one {size} tmpfs for /tmp and the socket folder"
+    else:
+        files = f"/tmp a tmpfs of {size} and the socket folder watched every {poll:g} s"
+    if mode == "cgroup2":
         return (
-            f"limits per notebook: cgroups (memory, pids, cpuacct) and one {size} tmpfs for /tmp and the socket folder"
+            f"limits per notebook: a cgroup v2 (memory.max, pids.max, cpu.stat) under {subtree or 'a delegated cgroup'}"
+            f" and {files}"
         )
-    return f"limits per notebook: a watchdog over its processes and its socket folder and /tmp, every {poll:g} s"
+    problems = [_cgroup2_problem()]
+    if mode == "cgroup":
+        how = f"cgroups v1 (memory, pids, cpuacct) and {files}"
+    else:
+        how = f"a watchdog over its processes and its socket folder and /tmp, every {poll:g} s"
+        problems.append(_cgroup1_problem())
+    return "; ".join([f"limits per notebook: {how}", *(p for p in problems if p)])
