@@ -267,6 +267,7 @@ def speak(language: str) -> None:
     from matplotlib.figure import Figure
 
     shell = get_ipython()
+    os.environ["ROOFLINE_LANG"] = language  # a chapter's own install() later keeps to this language
     if language == "en" or language not in FONTS:
         return
     import matplotlib as mpl

@@ -11,6 +11,7 @@ Usage::
     python tools/editions.py update-po        # after editing English prose: refresh every .po
     python tools/editions.py exercises        # write solutions/rooflines-<lang>/ from the .po files
     python tools/editions.py notebooks        # write editions/<lang>/book/*.ipynb from the built pages
+    python tools/editions.py fonts            # cut book/fonts/ (the launched notebooks' CJK fonts) from npm's
 
 The exercises are translated the same way: one ``.po`` per notebook under
 ``locales/<lang>/LC_MESSAGES/exercises/`` (one message per markdown cell, its nbgrader
@@ -671,6 +672,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("update-po", help="refresh every .po under locales/ from the English pages and exercises")
     sub.add_parser("exercises", help="write solutions/rooflines-<lang>/ and feedback.csv's language columns")
     sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb (en, ko, zh) from the built book")
+    sub.add_parser("fonts", help="write book/fonts/: the figures' characters of each edition's npm font")
     args = parser.parse_args(argv)
     if args.command == "build":
         _edition_sources("en", BUILD / "html")  # the English build's download: its launched notebook
@@ -686,6 +688,11 @@ def main(argv: list[str] | None = None) -> int:
         update_exercise_po()
     elif args.command == "notebooks":
         write_notebooks()
+    elif args.command == "fonts":
+        from launch import write_fonts
+
+        for path in write_fonts():
+            print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size:,} bytes)")
     else:
         missing = write_exercises()
         for item in missing:

@@ -154,6 +154,14 @@ class PageMarkdown(MarkdownConverter):
             return f"<{tag}>{inner}</{tag}>"
         return f"{markup}{inner}{markup}"
 
+    def process_text(self, el: Any, parent_tags: set[str] | None = None) -> str:
+        """Text as Markdown; a ``**bold**`` the page's own parser left as text (next to CJK punctuation)
+        becomes the ``<strong>`` its author meant."""
+        text = str(super().process_text(el, parent_tags=parent_tags))
+        if parent_tags and "_noformat" in parent_tags:
+            return text
+        return re.sub(r"\\\*\\\*([^*\n]+?)\\\*\\\*", r"<strong>\1</strong>", text)
+
     def convert_strong(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         return self._emphasis("**", "strong", text)
 
