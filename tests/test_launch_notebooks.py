@@ -350,3 +350,46 @@ def test_the_shipped_font_draws_every_figure_text(lang: str):
     missing = sorted({char for text in texts for char in text if not char.isspace() and ord(char) not in cmap})
     assert texts and not missing, f"{lang}: run `python tools/editions.py fonts`; missing {''.join(missing[:20])}"
     assert localfigures.subset_font(lang).stat().st_size < 200_000
+
+
+# ----------------------------------------------------------------------------- the problems, opened alone
+
+FETCH_FROM_CLONE = """
+import shutil, urllib.request
+from pathlib import Path
+
+def _from_clone(url, target, _root=Path({root!r}), _prefix={prefix!r}):
+    assert url.startswith(_prefix), url
+    source = _root / url.removeprefix(_prefix)
+    if not source.is_file():  # GitHub answers a missing file with 404
+        import urllib.error
+        raise urllib.error.HTTPError(url, 404, "Not Found", None, None)
+    shutil.copy(source, target)
+
+urllib.request.urlretrieve = _from_clone
+"""
+
+
+@pytest.mark.parametrize("assignment", ["rooflines", "rooflines-ko", "rooflines-zh"])
+def test_a_problem_opened_alone_fetches_its_checks_and_speaks_its_language(assignment: str, tmp_path: Path):
+    """On Colab a problem's notebook is alone: its first code cell fetches feedback.py, feedback.csv and the
+    edition's language.txt from its own assignment folder, and every check then runs in the edition's language.
+    (The solution is run, so that every visible check passes; the fetching is redirected to this clone.)"""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(ROOT / "solutions" / assignment / "q1_int8_matmul.ipynb", as_version=4)
+    student = nbformat.read(ROOT / "exercises" / assignment / "q1_int8_matmul.ipynb", as_version=4)
+    fetch = next(c for c in nb.cells if c.cell_type == "code")
+    assert fetch.source == next(c for c in student.cells if c.cell_type == "code").source
+    assert f"exercises/{assignment}/" in fetch.source
+    repo = CONFIG["repository"]
+    prefix = f"{repo['url']}/raw/{repo['branch']}/"
+    nb.cells.insert(0, nbformat.v4.new_code_cell(FETCH_FROM_CLONE.format(root=str(ROOT), prefix=prefix)))
+    nb.cells.append(nbformat.v4.new_code_cell("import feedback\nfeedback.language()"))
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    asyncio.run(client.async_execute())
+    expected = {"feedback.py", "feedback.csv"} | ({"language.txt"} if assignment != "rooflines" else set())
+    assert expected <= {p.name for p in tmp_path.iterdir()}
+    assert nb.cells[-1].outputs[0]["data"]["text/plain"] == repr(assignment.partition("-")[2] or "en")
+    passed = [o["text"] for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stdout"]
+    assert passed, "no visible check printed its verdict"

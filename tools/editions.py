@@ -507,7 +507,9 @@ def shown_code(source: str, language: str, page: str) -> str:
 
 
 def code_skeleton(source: str) -> list[str]:
-    """A code cell's tokens without the texts ``code_texts`` translates: the same in every edition."""
+    """A code cell's tokens without the texts ``code_texts`` translates: the same in every edition (an
+    edition's notebook fetches its files from its own assignment folder, ``exercises/rooflines-<lang>/``)."""
+    source = re.sub(rf"exercises/{ASSIGNMENT}-(?:{'|'.join(LANGUAGES)})/", f"exercises/{ASSIGNMENT}/", source)
     texts = code_texts(source, english_only=False)
     for start, end, _, _ in reversed(texts):
         source = source[:start] + "…" + source[end:]
@@ -648,8 +650,9 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
             nb = nbformat.read(notebook, as_version=4)
             for cell in nb.cells:
                 meta = cell.metadata.get("nbgrader", {})
-                if cell.cell_type == "code":  # its comments, docstrings and printed messages
+                if cell.cell_type == "code":  # its comments, docstrings and printed messages; its own folder
                     cell.source, untranslated = translate_code(cell.source, done)
+                    cell.source = cell.source.replace(f"exercises/{ASSIGNMENT}/", f"exercises/{ASSIGNMENT}-{language}/")
                     missing += [f"{language}: {notebook.stem} code {text[:40]!r}" for text in untranslated]
                     continue
                 if cell.cell_type != "markdown" or meta.get("solution", False):
