@@ -114,7 +114,9 @@ def test_hidden_cells_are_tagged_and_collapsed():
 
 
 def test_the_myst_check_notices_what_it_must():
-    found = lambda text: [name for pattern, name in MYST if pattern.search(text)]  # noqa: E731
+    def found(text: str) -> list[str]:
+        return [name for pattern, name in MYST if pattern.search(text)]
+
     assert found("H100 为 {glue:text}`h100_table_peak` FLOPs/s") == ["a glue role"]
     assert found(":::{admonition} Takeaway\ntext\n:::") == ["a directive fence", "a colon fence"]
     assert found("see {eq}`eq-matmul-flops`") == ["a role"]
@@ -150,7 +152,12 @@ def test_the_asterisk_check_notices_what_it_must():
 def test_commonmark_leaves_no_asterisks(lang: str, path: Path):
     nb = nbformat.read(path, as_version=4)
     left = [found for text in _markdown(nb) for found in _literal_asterisks(text)]
-    outputs = [o["data"]["text/markdown"] for c in nb.cells for o in c.get("outputs", []) if "text/markdown" in o.get("data", {})]
+    outputs = [
+        o["data"]["text/markdown"]
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if "text/markdown" in o.get("data", {})
+    ]
     left += [found for text in outputs for found in _literal_asterisks(text)]
     assert not left, f"{lang}/{path.name}: literal ** under CommonMark: {left[:3]}"
 
@@ -181,7 +188,9 @@ def test_launch_notebooks_are_in_sync_with_the_pages(tmp_path: Path):
                 same = _masked(nbformat.read(new, as_version=4)) == _masked(nbformat.read(old, as_version=4))
             else:
                 same = new.read_bytes() == old.read_bytes()
-            assert same, f"editions/{lang}/book/{new.name} differs from the page: run `python tools/editions.py notebooks`"
+            assert same, (
+                f"editions/{lang}/book/{new.name} differs from the page: run `python tools/editions.py notebooks`"
+            )
 
 
 def test_notebooks_show_what_the_page_shows():
@@ -189,7 +198,9 @@ def test_notebooks_show_what_the_page_shows():
     _require_build()
     nb = nbformat.read(ROOT / "editions" / "zh" / "book" / "where-does-the-time-go.ipynb", as_version=4)
     text = "\n".join(_markdown(nb))
-    page = BeautifulSoup((HTML / "zh" / "book" / "where-does-the-time-go.html").read_text(encoding="utf-8"), "html.parser")
+    page = BeautifulSoup(
+        (HTML / "zh" / "book" / "where-does-the-time-go.html").read_text(encoding="utf-8"), "html.parser"
+    )
     pasted = {span.get_text() for span in page.select("article span.pasted-text")}
     assert pasted and all(value in text for value in pasted), sorted(v for v in pasted if v not in text)[:5]
     assert text.count("<details>") == len(page.select("article div.multiple-choice"))
@@ -257,7 +268,9 @@ def _run_edition(lang: str) -> tuple[str, dict[str, dict[str, list[str]]], float
     try:
         asyncio.run(client.async_execute())  # its own event loop, closed afterwards (one per thread)
     except CellExecutionError as error:
-        failed = next((c for c in whole.cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None)
+        failed = next(
+            (c for c in whole.cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None
+        )
         chapter = failed.metadata.get("chapter", "?") if failed is not None else "?"
         return f"{lang}/{chapter}.ipynb: {str(error)[-1500:]}", {}, time.perf_counter() - started
     seen: dict[str, dict[str, list[str]]] = {}
@@ -285,7 +298,9 @@ def runs() -> dict[str, tuple[str, dict[str, dict[str, list[str]]], float]]:
         for name in set(after) - set(before[lang]):
             target = ROOT / "editions" / lang / "book" / name
             shutil.rmtree(target) if target.is_dir() else target.unlink()
-        assert after == before[lang], f"{lang}: a notebook fetched files beside itself in a clone: {set(after) - set(before[lang])}"
+        assert after == before[lang], (
+            f"{lang}: a notebook fetched files beside itself in a clone: {set(after) - set(before[lang])}"
+        )
     return results
 
 
@@ -301,9 +316,19 @@ def test_every_notebook_runs_offline_from_a_clone(lang: str, runs):
 def test_korean_and_chinese_notebooks_print_and_draw_in_their_language(lang: str, runs):
     error, seen, _ = runs[lang]
     assert not error, error
-    printed = [f"{chapter}: {w}" for chapter, found in seen.items() for text in found["printed"] for w in ENGLISH_WORD.findall(text)]
+    printed = [
+        f"{chapter}: {w}"
+        for chapter, found in seen.items()
+        for text in found["printed"]
+        for w in ENGLISH_WORD.findall(text)
+    ]
     assert not printed, f"{lang}: English words printed: {printed[:10]}"
-    drawn = [f"{chapter}: {text!r}" for chapter, found in seen.items() for text in found["drawn"] if ENGLISH_WORD.search(text)]
+    drawn = [
+        f"{chapter}: {text!r}"
+        for chapter, found in seen.items()
+        for text in found["drawn"]
+        if ENGLISH_WORD.search(text)
+    ]
     assert not drawn, f"{lang}: English words drawn on figures: {drawn[:10]}"
     native_printed = sum(bool(SCRIPT[lang].search(t)) for f in seen.values() for t in f["printed"])
     native_drawn = sum(bool(SCRIPT[lang].search(t)) for f in seen.values() for t in f["drawn"])
@@ -329,7 +354,7 @@ def test_a_notebook_opened_alone_fetches_what_it_needs(tmp_path: Path, monkeypat
         shutil.copy(ROOT / url.removeprefix(prefix), target)
 
     source = launch.setup_cell("ko").source
-    head = source.split("sys.path.insert(0, str(clone / \"book\"))")[0]
+    head = source.split('sys.path.insert(0, str(clone / "book"))')[0]
     assert "%pip" not in head
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("urllib.request.urlretrieve", urlretrieve)
@@ -341,9 +366,8 @@ def test_a_notebook_opened_alone_fetches_what_it_needs(tmp_path: Path, monkeypat
 @pytest.mark.parametrize("lang", ["ko", "zh"])
 def test_the_shipped_font_draws_every_figure_text(lang: str):
     """Opened where npm has not run (Colab), a notebook draws with book/fonts/: it has every glyph the figures use."""
-    from fontTools.ttLib import TTFont
-
     import localfigures
+    from fontTools.ttLib import TTFont
 
     cmap = TTFont(localfigures.subset_font(lang)).getBestCmap()
     texts = [text for (context, _), text in localfigures.catalog(lang, "figures").items() if context is None]

@@ -469,7 +469,7 @@ def translate_strings(source: str, lookup: Any) -> str:
                 part = part.replace("\\", "\\\\").replace(quote, "\\" + quote)
             if "f" in prefix.lower() or _SENTINEL.search(part):
                 part = part.replace("{", "{{").replace("}", "}}")
-                part = _SENTINEL.sub(lambda m: fields[int(m.group(1))], part)
+                part = _SENTINEL.sub(lambda m, fields=fields: fields[int(m.group(1))], part)
                 prefix = prefix if "f" in prefix.lower() else prefix + "f"
             out.append(f"{prefix}{quote}{part}{quote}")
         between = [source[spans[k][1] : spans[k + 1][0]] for k in range(len(spans) - 1)] + [""]
