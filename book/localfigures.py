@@ -11,6 +11,11 @@ What cannot be rendered is recorded next to the PNGs instead of failing the kern
 with no translation, and a glyph the font lacks. The book's ``editions`` extension turns both
 into build errors for the edition concerned.
 
+A notebook a reader launches speaks one edition's language at run time: ``install("ko")``
+draws every figure in Korean (its texts from ``figures.po``, with the npm font where
+``npm ci`` installed it, else the small subset in ``book/fonts/``) and puts what the code
+prints into Korean (``outputs.po``), numbers kept.
+
 Example
 -------
 >>> template("predicted B* ≈ 240.5")
@@ -23,7 +28,9 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import re
+import sys
 import warnings
 from functools import cache
 from pathlib import Path
@@ -104,11 +111,24 @@ def font_file(language: str) -> Path:
     return ROOT / "node_modules" / package / "fonts" / name
 
 
+def subset_font(language: str) -> Path:
+    """The edition's font cut down to the characters its figures draw (``book/fonts/``, ``tools/launch.py``).
+
+    A notebook opened where ``npm ci`` has not run (Colab) draws with it: the whole font is megabytes.
+    """
+    return ROOT / "book" / "fonts" / f"RooflineCourseSans-{language}.otf"
+
+
 @cache
 def _register_font(language: str) -> str:
     from matplotlib import font_manager
 
-    font_manager.fontManager.addfont(str(font_file(language)))
+    path = font_file(language)
+    if not path.is_file():  # a launched notebook, opened where npm has not run
+        path = subset_font(language)
+        font_manager.fontManager.addfont(str(path))
+        return str(font_manager.FontProperties(fname=str(path)).get_name())
+    font_manager.fontManager.addfont(str(path))
     return FONTS[language][2]
 
 
@@ -151,11 +171,19 @@ def figure_texts(fig: Any) -> list[str]:
     return sorted({template(t)[0] for a in fig.findobj(Text) if (t := a.get_text()) and needs_translation(t)})
 
 
-def install() -> None:
-    """Attach every edition's rendering to each PNG the kernel displays (inline figures and glue)."""
+def install(language: str | None = None) -> None:
+    """Attach every edition's rendering to each PNG the kernel displays (inline figures and glue).
+
+    With a ``language`` (or ``ROOFLINE_LANG`` set), the kernel speaks that edition's language instead:
+    see :func:`speak`.
+    """
     from IPython import get_ipython
     from matplotlib.figure import Figure
 
+    language = language or os.environ.get("ROOFLINE_LANG")
+    if language:
+        speak(language)
+        return
     shell = get_ipython()
     if shell is None:
         return
@@ -178,6 +206,84 @@ def install() -> None:
 
     localised._localised = True  # type: ignore[attr-defined]
     formatter.for_type(Figure, localised)
+
+
+@cache
+def _output_phrases(language: str) -> list[tuple[re.Pattern[str], str]]:
+    """``outputs.po`` as substitutions, longest phrase first; ``{0}``, ``{1}`` stand for numbers."""
+    phrases = [(english, text) for (context, english), text in catalog(language, "outputs").items() if context is None]
+    compiled = []
+    for english, text in sorted(phrases, key=lambda item: -len(item[0])):
+        parts = re.split(r"\{(\d)\}", english)
+        pattern = "".join(re.escape(p) if i % 2 == 0 else rf"(?P<n{p}>[\d.,]+)" for i, p in enumerate(parts))
+        edge = r"(?<![\w-])" if english[:1].isalnum() else ""
+        compiled.append((re.compile(edge + pattern + (r"(?![\w-])" if english[-1:].isalnum() else "")), text))
+    return compiled
+
+
+def translate_output(text: str, language: str) -> str:
+    """What a chapter's code printed, in ``language``: each phrase of ``outputs.po`` replaced, numbers kept.
+
+    >>> translate_output("D =   4096: T_math  80.0 µs -> communication-bound", "en")
+    'D =   4096: T_math  80.0 µs -> communication-bound'
+    """
+    for pattern, translation in _output_phrases(language):
+        text = pattern.sub(
+            lambda m, t=translation: re.sub(r"\{(\d)\}", lambda n: m.group(f"n{n.group(1)}"), t),  # type: ignore[misc]
+            text,
+        )
+    return text
+
+
+def catalog_words(language: str) -> dict[str, str]:
+    """The interface words of an edition (``theme.po``): English -> translation; empty for English."""
+    return {english: text for (context, english), text in catalog(language, "theme").items() if context is None}
+
+
+class _Translating(io.TextIOBase):
+    """A text stream that writes what it is given in an edition's language (see :func:`translate_output`)."""
+
+    def __init__(self, stream: Any, language: str) -> None:
+        self.stream, self.language = stream, language
+
+    def write(self, text: str) -> int:
+        self.stream.write(translate_output(text, self.language))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def speak(language: str) -> None:
+    """Make this kernel print and draw in ``language`` (``en``, ``ko``, ``zh``): a launched notebook's mode.
+
+    Figures are drawn with every text translated through ``figures.po`` and the edition's font as
+    fallback; printed text goes through ``outputs.po``. English leaves both as they are.
+    """
+    from IPython import get_ipython
+    from matplotlib.figure import Figure
+
+    shell = get_ipython()
+    os.environ["ROOFLINE_LANG"] = language  # a chapter's own install() later keeps to this language
+    if language == "en" or language not in FONTS:
+        return
+    import matplotlib as mpl
+
+    mpl.rcParams["font.family"] = ["DejaVu Sans", _register_font(language)]  # glyph by glyph fallback
+    if not isinstance(sys.stdout, _Translating):
+        sys.stdout = _Translating(sys.stdout, language)
+    if shell is None:
+        return
+    shell.run_line_magic("matplotlib", "inline")
+    formatter = shell.display_formatter.formatters["image/png"]
+
+    def drawn(fig: Figure) -> bytes:
+        return base64.b64decode(render(fig, language, bbox_inches="tight", dpi=fig.dpi)[0])
+
+    formatter.for_type(Figure, drawn)
 
 
 def figure_strings(outputs: list[dict[str, Any]]) -> set[str]:

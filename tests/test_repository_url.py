@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,3 +60,18 @@ def test_the_fork_command_moves_every_link(tmp_path: Path) -> None:
     assert not left, f"still pointing at {old}: {left}"
     page = (clone / "book" / "where-does-the-time-go.md").read_text(encoding="utf-8")
     assert '"https://github.com/someone/fork", "teaching"' in page
+    # the launched notebooks: their first cell, their problems' Colab and Binder links, their links to the book
+    old_repo = old.removeprefix("https://github.com/")
+    left = subprocess.run(
+        ["git", "grep", "-l", "-F", old_repo], cwd=clone, capture_output=True, text=True, check=False
+    ).stdout
+    assert not left, f"still naming {old_repo}: {left}"
+    launched = nbformat.read(clone / "editions" / "ko" / "book" / "problems.ipynb", as_version=4)
+    assert 'COURSE_URL, COURSE_BRANCH = "https://github.com/someone/fork", "teaching"' in launched.cells[0].source
+    text = "\n".join(c.source for c in launched.cells if c.cell_type == "markdown")
+    assert "colab.research.google.com/github/someone/fork/blob/teaching/exercises/rooflines-ko/" in text
+    assert "mybinder.org/v2/gh/someone/fork/teaching?urlpath=tree/exercises/rooflines-ko/" in text
+    assert "https://someone.github.io/fork/ko/book/" in text
+    assert yaml.safe_load((clone / "_config.yml").read_text(encoding="utf-8"))["html"]["baseurl"] == (
+        "https://someone.github.io/fork/"
+    )

@@ -108,11 +108,11 @@ def test_the_grading_package_declares_every_package_it_imports_and_the_lock_pins
 # Module name -> distribution, where they differ; and modules the book imports only when they are installed.
 DISTRIBUTIONS = {"bs4": "beautifulsoup4", "yaml": "pyyaml", "IPython": "ipython", "myst_nb": "myst-nb"}
 OPTIONAL = {"torch", "jax"}  # rooflinelib.measure's other backends, imported inside a try
-LOCAL = {"rooflinelib", "bookvalues", "localfigures", "sentences", "editions"}  # book/ and tools/ helper modules
+LOCAL = {"rooflinelib", "bookvalues", "localfigures", "sentences", "editions", "launch"}  # book/ and tools/ helpers
 
 
 def test_the_book_lock_has_every_package_the_book_build_imports() -> None:
-    """The chapters' code cells, the book's Sphinx extensions and helpers, rooflinelib and tools/editions.py."""
+    """The chapters' code cells, the book's Sphinx extensions and helpers, rooflinelib, tools/editions.py and launch.py."""
     import jupytext
 
     sources = [
@@ -121,7 +121,8 @@ def test_the_book_lock_has_every_package_the_book_build_imports() -> None:
         for cell in jupytext.read(chapter).cells
         if cell.cell_type == "code"
     ]
-    files = [*(ROOT / "book").rglob("*.py"), *(ROOT / "rooflinelib").rglob("*.py"), ROOT / "tools" / "editions.py"]
+    files = [*(ROOT / "book").rglob("*.py"), *(ROOT / "rooflinelib").rglob("*.py")]
+    files += [ROOT / "tools" / "editions.py", ROOT / "tools" / "launch.py"]
     sources += [path.read_text(encoding="utf-8") for path in files]
     modules = set().union(*map(_imports, sources)) - set(sys.stdlib_module_names) - {"__future__"} - OPTIONAL - LOCAL
     needed = {canonicalize_name(DISTRIBUTIONS.get(m, m)) for m in modules}

@@ -10,7 +10,8 @@ Usage::
     python tools/editions.py build ko zh      # after the English build (make book does both)
     python tools/editions.py update-po        # after editing English prose: refresh every .po
     python tools/editions.py exercises        # write solutions/rooflines-<lang>/ from the .po files
-    python tools/editions.py notebooks        # write editions/<lang>/book/*.ipynb from the .po files
+    python tools/editions.py notebooks        # write editions/<lang>/book/*.ipynb from the built pages
+    python tools/editions.py fonts            # cut book/fonts/ (the launched notebooks' CJK fonts) from npm's
 
 The exercises are translated the same way: one ``.po`` per notebook under
 ``locales/<lang>/LC_MESSAGES/exercises/`` (one message per markdown cell, its nbgrader
@@ -178,27 +179,26 @@ def chapters() -> list[Path]:
     return [ROOT / f"{name}.md" for name in names]
 
 
-def write_notebooks(languages: tuple[str, ...] = LANGUAGES, target: Path = NOTEBOOKS) -> None:
-    """Write ``editions/<lang>/book/<page>.ipynb``: what an edition's Colab and Binder buttons open."""
-    for language in languages:
-        folder = target / language / "book"
-        folder.mkdir(parents=True, exist_ok=True)
-        for page in chapters():
-            nbformat.write(chapter_notebook(language, page), folder / f"{page.stem}.ipynb")
+def write_notebooks(target: Path = NOTEBOOKS) -> list[Path]:
+    """Write ``editions/<lang>/book/<page>.ipynb`` for English, Korean and Chinese: what every edition's
+    Colab, Binder and download buttons open (``tools/launch.py``; after ``make book``)."""
+    from launch import write_launch_notebooks
+
+    return write_launch_notebooks(target)
 
 
 def _edition_sources(language: str, html: Path) -> None:
-    """The download buttons of an edition serve its own notebook and source, not the English ones."""
+    """The download buttons serve the edition's launched notebook (``tools/launch.py``) and its own source."""
     import jupytext
+    from launch import launch_notebook
 
     sources = html / "_sources" / "book"
     for page in chapters():
-        nb = chapter_notebook(language, page)
         if (sources / f"{page.stem}.ipynb").exists():
-            nbformat.write(nb, sources / f"{page.stem}.ipynb")
-        if (sources / f"{page.stem}.md").exists():
-            english = jupytext.read(page)
-            nb.metadata = english.metadata
+            nbformat.write(launch_notebook(language, page.stem), sources / f"{page.stem}.ipynb")
+        if language != "en" and (sources / f"{page.stem}.md").exists():
+            nb = chapter_notebook(language, page)
+            nb.metadata = jupytext.read(page).metadata
             jupytext.write(nb, sources / f"{page.stem}.md", fmt="md:myst")
 
 
@@ -310,8 +310,206 @@ def translate_code(source: str, done: dict[tuple[str, str], str]) -> tuple[str, 
     return source, missing
 
 
+# --- the strings a chapter's code prints and draws, in an edition's language ------------------------
+
+_FIELD = 9_000_000  # an f-string's field stands in a message as this number plus its index
+_SENTINEL = re.compile(r"90000(\d\d)")
+
+
+def _fields(inner: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each replacement field ``{...}`` of an f-string's text (``{{`` is a brace)."""
+    found, i = [], 0
+    while i < len(inner):
+        if inner.startswith(("{{", "}}"), i):
+            i += 2
+            continue
+        if inner[i] == "{":
+            depth, j = 1, i + 1
+            while j < len(inner) and depth:
+                depth += {"{": 1, "}": -1}.get(inner[j], 0)
+                j += 1
+            found.append((i, j))
+            i = j
+            continue
+        i += 1
+    return found
+
+
+Run = tuple[list[tuple[int, int]], str | None, str | None, bool]
+
+
+def _string_runs(source: str) -> list[Run]:
+    """Each run of adjacent string literals in ``source``: the ``(start, end)`` of its pieces, the call
+    (``print``) and keyword argument (``headers``) it stands in, if any, and whether it is a value the
+    code reads (``x == "compute-bound"``, ``BOOK["v5e_hbm"]``) rather than text it shows.
+
+    Works with Python 3.11's tokenizer, where an f-string is one token, and 3.12's, where it is several.
+    """
+    import io
+    import tokenize
+
+    offsets = [0]
+    for line in source.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+
+    def at(pos: tuple[int, int]) -> int:
+        return offsets[pos[0] - 1] + pos[1]
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    fstring_start = getattr(tokenize, "FSTRING_START", -1)
+    fstring_end = getattr(tokenize, "FSTRING_END", -1)
+    skip = (tokenize.NL, tokenize.COMMENT, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    frames: list[list[str | None]] = []  # [opener, call name, keyword]
+    runs: list[Run] = []
+    previous: list[tokenize.TokenInfo] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.type in (tokenize.STRING, fstring_start):
+            start = at(token.start)
+            if token.type == fstring_start:
+                depth = 1
+                while depth:
+                    i += 1
+                    depth += {fstring_start: 1, fstring_end: -1}.get(tokens[i].type, 0)
+            piece = (start, at(tokens[i].end))
+            if previous and previous[-1].type in (tokenize.STRING, fstring_end) and runs:
+                runs[-1][0].append(piece)
+            else:
+                calls = [f for f in frames if f[0] == "("]
+                call, keyword = (calls[-1][1], calls[-1][2]) if calls else (None, None)
+                before = [t.string for t in previous[-2:]]
+                read = bool(before) and (
+                    before[-1] in ("==", "!=", "in", "is", "not", "<", ">", "<=", ">=")
+                    or (before[-1] == "[" and len(before) == 2 and (before[0].isidentifier() or before[0] in ")]"))
+                )
+                runs.append(([piece], call, keyword, read))
+            previous.append(tokens[i])
+            i += 1
+            continue
+        if token.type == tokenize.OP:
+            if token.string in "([{":
+                name = previous[-1].string if previous and previous[-1].type == tokenize.NAME else None
+                frames.append([token.string, name if token.string == "(" else None, None])
+            elif token.string in ")]}" and frames:
+                frames.pop()
+            elif token.string == "=" and frames and frames[-1][0] == "(" and previous[-1].type == tokenize.NAME:
+                frames[-1][2] = previous[-1].string
+            elif token.string == "," and frames:
+                frames[-1][2] = None
+        if token.type not in skip:
+            previous.append(token)
+        i += 1
+    return runs
+
+
+_LITERAL = re.compile(r"(?s)([A-Za-z]*)(\"\"\"|'''|\"|')(.*)\2")
+PRINTING = {"print"}  # a call whose strings are printed (outputs.po); others may be drawn (figures.po)
+
+
+def _message(pieces: list[tuple[str, str, str]]) -> tuple[str, list[str]]:
+    """A run of literals as one text, each f-string field as a sentinel number; and the fields."""
+    text, fields = "", []
+    for prefix, _, inner in pieces:
+        if "f" not in prefix.lower():
+            text += inner
+            continue
+        last = 0
+        for start, end in _fields(inner):
+            text += inner[last:start] + str(_FIELD + len(fields))
+            fields.append(inner[start:end])
+            last = end
+        text += inner[last:]
+    return text, fields
+
+
+def _split(text: str, sizes: list[int]) -> list[str]:
+    """``text`` cut into ``len(sizes)`` parts in the proportions of ``sizes``, at a space where it can,
+    never inside a field."""
+    protected = [(m.start(), m.end()) for m in _SENTINEL.finditer(text)]
+    allowed = [k for k in range(len(text) + 1) if not any(a < k < b for a, b in protected)]
+    total, parts, last, seen = sum(sizes) or 1, [], 0, 0
+    for size in sizes[:-1]:
+        seen += size
+        want = round(len(text) * seen / total)
+        after = [k for k in allowed if k >= last]
+        spaces = [k for k in after if k > last and text[k - 1] == " "]
+        best = min(spaces or after, key=lambda k: abs(k - want))
+        parts.append(text[last:best])
+        last = best
+    return [*parts, text[last:]]
+
+
+def translate_strings(source: str, lookup: Any) -> str:
+    """``source`` with each run of string literals that ``lookup(text, call, keyword)`` translates replaced.
+
+    ``text`` is the run's text with its f-string fields as sentinel numbers; ``lookup`` returns the
+    translation (sentinels kept) or ``None``. The code around the strings, and every field, stay the same.
+
+    >>> translate_strings('print(f"{n:5d} tokens")', lambda text, call, kw: text.replace("tokens", "토큰"))
+    'print(f"{n:5d} 토큰")'
+    """
+    for spans, call, keyword, read in reversed(_string_runs(source)):
+        if read:
+            continue
+        pieces = [_LITERAL.fullmatch(source[start:end]) for start, end in spans]
+        if not all(pieces) or any(set(p.group(1).lower()) & set("br") for p in pieces if p):
+            continue
+        groups = [p.groups() for p in pieces if p]
+        text, fields = _message(groups)
+        new = lookup(text, call, keyword)
+        if not new or new == text:
+            continue
+        out = []
+        for (prefix, quote, _), part in zip(groups, _split(new, [len(g[2]) for g in groups]), strict=True):
+            if len(quote) == 1:
+                part = part.replace("\\", "\\\\").replace(quote, "\\" + quote)
+            if "f" in prefix.lower() or _SENTINEL.search(part):
+                part = part.replace("{", "{{").replace("}", "}}")
+                part = _SENTINEL.sub(lambda m, fields=fields: fields[int(m.group(1))], part)
+                prefix = prefix if "f" in prefix.lower() else prefix + "f"
+            out.append(f"{prefix}{quote}{part}{quote}")
+        between = [source[spans[k][1] : spans[k + 1][0]] for k in range(len(spans) - 1)] + [""]
+        joined = "".join(piece + gap for piece, gap in zip(out, between, strict=True))
+        source = source[: spans[0][0]] + joined + source[spans[-1][1] :]
+    return source
+
+
+def shown_code(source: str, language: str, page: str) -> str:
+    """A chapter's code cell as an edition shows and runs it: its comments (``code.po``), what it prints
+    (``outputs.po``), the texts it draws (``figures.po``) and its tables' headings (the page's catalog)
+    in the edition's language. Names, keys, fields and numbers stay as they are.
+    """
+    if language == "en":
+        return source
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog, fill, messages, template, translate_output
+
+    comments = {("code", e): t for (c, e), t in catalog(language, "code").items() if not c}
+    source = translate_code(source, comments)[0]
+    page_words = {e: t for (c, e), t in catalog(language, f"book/{page}").items() if not c}
+    figures = messages(language)
+
+    def lookup(text: str, call: str | None, keyword: str | None) -> str | None:
+        if call in PRINTING:
+            return translate_output(text, language)
+        if keyword == "headers":
+            return page_words.get(text)
+        if call is None:  # a key or a value the code keeps ({"Algo 1": 60.0}); figures translate it when drawn
+            return None
+        key, numbers = template(text)
+        return fill(figures[key], numbers) if key in figures else None
+
+    return translate_strings(source, lookup)
+
+
 def code_skeleton(source: str) -> list[str]:
-    """A code cell's tokens without the texts ``code_texts`` translates: the same in every edition."""
+    """A code cell's tokens without the texts ``code_texts`` translates: the same in every edition (an
+    edition's notebook fetches its files from its own assignment folder, ``exercises/rooflines-<lang>/``)."""
+    source = re.sub(rf"exercises/{ASSIGNMENT}-(?:{'|'.join(LANGUAGES)})/", f"exercises/{ASSIGNMENT}/", source)
     texts = code_texts(source, english_only=False)
     for start, end, _, _ in reversed(texts):
         source = source[:start] + "…" + source[end:]
@@ -452,8 +650,9 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
             nb = nbformat.read(notebook, as_version=4)
             for cell in nb.cells:
                 meta = cell.metadata.get("nbgrader", {})
-                if cell.cell_type == "code":  # its comments, docstrings and printed messages
+                if cell.cell_type == "code":  # its comments, docstrings and printed messages; its own folder
                     cell.source, untranslated = translate_code(cell.source, done)
+                    cell.source = cell.source.replace(f"exercises/{ASSIGNMENT}/", f"exercises/{ASSIGNMENT}-{language}/")
                     missing += [f"{language}: {notebook.stem} code {text[:40]!r}" for text in untranslated]
                     continue
                 if cell.cell_type != "markdown" or meta.get("solution", False):
@@ -475,9 +674,11 @@ def main(argv: list[str] | None = None) -> int:
     p_build.add_argument("languages", nargs="*", default=list(LANGUAGES), choices=LANGUAGES)
     sub.add_parser("update-po", help="refresh every .po under locales/ from the English pages and exercises")
     sub.add_parser("exercises", help="write solutions/rooflines-<lang>/ and feedback.csv's language columns")
-    sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb, the chapters the launch buttons open")
+    sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb (en, ko, zh) from the built book")
+    sub.add_parser("fonts", help="write book/fonts/: the figures' characters of each edition's npm font")
     args = parser.parse_args(argv)
     if args.command == "build":
+        _edition_sources("en", BUILD / "html")  # the English build's download: its launched notebook
         # The editions share nothing they write (each builds in its own folder, reading the executed chapters
         # from the English build's cache), so they build side by side.
         with ThreadPoolExecutor(max_workers=max(1, len(args.languages))) as pool:
@@ -490,6 +691,11 @@ def main(argv: list[str] | None = None) -> int:
         update_exercise_po()
     elif args.command == "notebooks":
         write_notebooks()
+    elif args.command == "fonts":
+        from launch import write_fonts
+
+        for path in write_fonts():
+            print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size:,} bytes)")
     else:
         missing = write_exercises()
         for item in missing:

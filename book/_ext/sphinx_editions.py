@@ -267,24 +267,9 @@ class TranslateExerciseTitles(SphinxPostTransform):
 # --- what the chapters' code prints ------------------------------------------------------------
 
 
-@functools.cache
-def _output_phrases(lang: str) -> list[tuple[re.Pattern[str], str]]:
-    """``outputs.po`` as substitutions, longest phrase first; ``{0}``, ``{1}`` stand for numbers."""
-    phrases = [(english, text) for (context, english), text in _catalog(lang, "outputs").items() if context is None]
-    compiled = []
-    for english, text in sorted(phrases, key=lambda item: -len(item[0])):
-        parts = re.split(r"\{(\d)\}", english)
-        pattern = "".join(re.escape(p) if i % 2 == 0 else rf"(?P<n{p}>[\d.,]+)" for i, p in enumerate(parts))
-        edge = r"(?<![\w-])" if english[:1].isalnum() else ""
-        compiled.append((re.compile(edge + pattern + (r"(?![\w-])" if english[-1:].isalnum() else "")), text))
-    return compiled
-
-
 def translate_output(text: str, lang: str) -> str:
     """A printed output in the edition's language: each phrase of ``outputs.po`` replaced, numbers kept."""
-    for pattern, translation in _output_phrases(lang):
-        text = pattern.sub(lambda m, t=translation: re.sub(r"\{(\d)\}", lambda n: m.group(f"n{n.group(1)}"), t), text)
-    return text
+    return localfigures.translate_output(text, lang)
 
 
 class TranslateOutputs(SphinxPostTransform):
@@ -332,10 +317,11 @@ class TranslateMathWords(SphinxPostTransform):
 
 
 class TranslateCodeComments(SphinxPostTransform):
-    """The comments of a chapter's code, as the reader sees it, in the page's language (``code.po``).
+    """A chapter's code as the reader sees it, in the page's language: its comments (``code.po``), what it
+    prints (``outputs.po``) and draws (``figures.po``), as the edition's launched notebook runs it.
 
-    Only comments and docstrings change (``tools/editions.py`` finds them, as in the exercises): the code runs
-    as written, and every edition shows the same names.
+    Only comments, docstrings and shown strings change (``tools/editions.py`` finds them): every edition
+    shows the same names.
     """
 
     default_priority = 20
@@ -346,15 +332,14 @@ class TranslateCodeComments(SphinxPostTransform):
         if lang == "en":
             return
         sys.path.insert(0, str(ROOT / "tools"))
-        from editions import translate_code
+        from editions import shown_code
 
-        done = {("code", english): text for (context, english), text in _catalog(lang, "code").items() if not context}
         for block in list(self.document.findall(nodes.literal_block)):
             parent = block.parent
             if parent is None or "cell_input" not in parent.get("classes", []):
                 continue
             source = block.astext()
-            translated, _ = translate_code(source, done)
+            translated = shown_code(source, lang, self.env.docname.removeprefix("book/"))
             if translated != source:
                 block.children = [nodes.Text(translated)]
                 block.rawsource = translated
@@ -430,27 +415,56 @@ def _theme_translations(app: Sphinx, config: Any) -> None:
 
 
 def _edition_path(lang: str, path: str) -> str:
-    """A repository path in this edition: a chapter's translated notebook, an edition's assignment."""
+    """A repository path in this edition: a chapter's launched notebook, an edition's assignment."""
     if re.fullmatch(r"book/[\w-]+\.(?:md|ipynb)", path):
         return f"editions/{lang}/{path.rsplit('.', 1)[0]}.ipynb"
+    if lang == "en":
+        return path
     return re.sub(r"^(exercises|solutions)/rooflines/", rf"\1/rooflines-{lang}/", path)
 
 
+_GITHUB_FILE = re.compile(r"https://github\.com/([^/]+/[^/]+)/(?:blob|tree)/([^/]+)/(.+)$")
+
+
+def launch_urls(repository: str, branch: str, path: str) -> tuple[str, str]:
+    """The Colab and Binder addresses that open ``path`` of the repository (``owner/name``) as a notebook."""
+    return (
+        f"https://colab.research.google.com/github/{repository}/blob/{branch}/{path}",
+        f"https://mybinder.org/v2/gh/{repository}/{branch}?urlpath=tree/{path}",
+    )
+
+
 class EditionLinks(SphinxPostTransform):
-    """Send a reader of an edition to its own files: ``exercises/rooflines/`` becomes ``rooflines-<lang>/``."""
+    """Send a reader to the edition's own files: ``exercises/rooflines/`` becomes ``rooflines-<lang>/``, and a
+    problem's notebook opens on Colab, with a Binder link beside it, so it runs without cloning anything."""
 
     default_priority = 900
     formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
         lang = edition(self.app)
-        if lang == "en":
-            return
-        for node in self.document.findall(nodes.reference):
-            uri = node.get("refuri", "")
-            found = re.match(r"(https://github\.com/[^/]+/[^/]+/(?:blob|tree)/[^/]+/)(.+)$", uri)
-            if found:
-                node["refuri"] = found.group(1) + _edition_path(lang, found.group(2))
+        for node in list(self.document.findall(nodes.reference)):
+            found = _GITHUB_FILE.match(node.get("refuri", ""))
+            if not found:
+                continue
+            repository, branch, path = found.group(1), found.group(2), _edition_path(lang, found.group(3))
+            node["refuri"] = f"https://github.com/{repository}/blob/{branch}/{path}"
+            if re.fullmatch(r"exercises/rooflines[\w-]*/[\w-]+\.ipynb", path) and node.parent is not None:
+                colab, binder = launch_urls(repository, branch, path)
+                node["refuri"] = colab
+                binder_link = nodes.reference("Binder", "Binder", refuri=binder, internal=False)
+                index = node.parent.index(node)
+                for offset, new in enumerate((nodes.Text(" ("), binder_link, nodes.Text(")")), start=1):
+                    node.parent.insert(index + offset, new)
+
+
+def _launch_buttons(html: str, lang: str) -> str:
+    """The page's Colab and Binder buttons open the edition's launched notebook (``editions/<lang>/book/``)."""
+    page = lambda m: m.group(1) + _edition_path(lang, m.group(2))
+    html = re.sub(
+        r"(colab\.research\.google\.com/github/[^\"']+?/blob/[^/\"']+/)(book/[\w-]+\.(?:md|ipynb))", page, html
+    )
+    return re.sub(r"(mybinder\.org/v2/gh/[^\"']+?urlpath=tree/)(book/[\w-]+\.(?:md|ipynb))", page, html)
 
 
 def _localise_html(html: str, lang: str) -> str:
@@ -489,12 +503,6 @@ def _localise_html(html: str, lang: str) -> str:
         tail,
         flags=re.S,
     )
-    # launch buttons: the chapter's translated notebook in the repository
-    page = lambda m: m.group(1) + _edition_path(lang, m.group(2))
-    head = re.sub(
-        r"(colab\.research\.google\.com/github/[^\"']+?/blob/[^/\"']+/)(book/[\w-]+\.(?:md|ipynb))", page, head
-    )
-    head = re.sub(r"(mybinder\.org/v2/gh/[^\"']+?urlpath=tree/)(book/[\w-]+\.(?:md|ipynb))", page, head)
     # a solution's title: "Solution to" + the exercise's title, in this language's order
     solution = words.get("Solution to {exercise}", "")
     marker = words.get("Solution to", "")
@@ -542,7 +550,7 @@ def _finish_pages(app: Sphinx, exception: Exception | None) -> None:
     lang = edition(app)
     for path in Path(app.outdir).rglob("*.html"):
         html = path.read_text(encoding="utf-8")
-        new = _accessible_html(html)
+        new = _launch_buttons(_accessible_html(html), lang)
         if lang != "en":
             new = _localise_html(new, lang)
         if new != html:
