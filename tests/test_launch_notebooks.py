@@ -304,6 +304,7 @@ def runs() -> dict[str, tuple[str, dict[str, dict[str, list[str]]], float]]:
     return results
 
 
+@pytest.mark.slow  # starts kernels
 @pytest.mark.parametrize("lang", EDITIONS)
 def test_every_notebook_runs_offline_from_a_clone(lang: str, runs):
     error, seen, seconds = runs[lang]
@@ -312,6 +313,7 @@ def test_every_notebook_runs_offline_from_a_clone(lang: str, runs):
     print(f"{lang}: {len(seen)} notebooks ran in {seconds:.1f} s")
 
 
+@pytest.mark.slow  # starts kernels
 @pytest.mark.parametrize("lang", ["ko", "zh"])
 def test_korean_and_chinese_notebooks_print_and_draw_in_their_language(lang: str, runs):
     error, seen, _ = runs[lang]
@@ -335,6 +337,7 @@ def test_korean_and_chinese_notebooks_print_and_draw_in_their_language(lang: str
     assert native_printed >= 5 and native_drawn >= 10, (lang, native_printed, native_drawn)
 
 
+@pytest.mark.slow  # starts kernels
 def test_english_notebooks_print_and_draw_in_english(runs):
     """The checks above can fail: the English run prints and draws English words."""
     error, seen, _ = runs["en"]
@@ -394,6 +397,7 @@ urllib.request.urlretrieve = _from_clone
 """
 
 
+@pytest.mark.slow  # starts kernels
 @pytest.mark.parametrize("assignment", ["rooflines", "rooflines-ko", "rooflines-zh"])
 def test_a_problem_opened_alone_fetches_its_checks_and_speaks_its_language(assignment: str, tmp_path: Path):
     """On Colab a problem's notebook is alone: its first code cell fetches feedback.py, feedback.csv and the
