@@ -121,14 +121,22 @@ def _page_messages(language: str, page: str) -> list[tuple[str, str]]:
 
 
 def translate_markdown(source: str, translations: list[tuple[str, str]]) -> str:
-    """A markdown cell with each translated message put in place of its English (line breaks may differ)."""
-    for english, text in translations:
-        words = english.split()
-        if not words:
-            continue
-        pattern = r"(?<![\w])" + r"\s+".join(map(re.escape, words)) + r"(?![\w])"
-        source = re.sub(pattern, lambda _m, text=text: text, source)
-    return source
+    """A markdown cell with each translated message put in place of its English (line breaks may differ).
+
+    One pass, longest message first: a translation put in place is never searched again, so a
+    gloss it carries (``링크(link)``) is not translated a second time (``링크(링크)``).
+
+    >>> translate_markdown("**The link.** A link", [("The link.", "링크(link)."), ("link", "링크")])
+    '**링크(link).** A 링크'
+    """
+    table = {" ".join(english.split()): text for english, text in translations if english.split()}
+    if not table:
+        return source
+    alternatives = sorted(table, key=len, reverse=True)
+    pattern = re.compile(
+        r"(?<![\w])(?:" + "|".join(r"\s+".join(map(re.escape, e.split())) for e in alternatives) + r")(?![\w])"
+    )
+    return pattern.sub(lambda m: table[" ".join(m.group(0).split())], source)
 
 
 _ONLY = re.compile(r"^(`{3,}|:{3,})\{only\} edition_(\w+)\n(.*?)^\1[ \t]*$\n?", re.M | re.S)
@@ -432,8 +440,8 @@ def edition_helper(source: str, language: str) -> str:
     The notebooks tell a student to keep two files beside them, ``feedback.py`` and ``feedback.csv``;
     the helper itself names the edition, so its messages come in the notebook's language with no other file.
 
-    >>> edition_helper('EDITION = "en"  # the language\n', "ko")
-    'EDITION = "ko"  # the language\n'
+    >>> edition_helper('x = 1\\nEDITION = "en"  # the language', "ko").splitlines()[1]
+    'EDITION = "ko"  # the language'
     """
     new, count = _EDITION_LINE.subn(f'EDITION = "{language}"', source)
     if count != 1:
