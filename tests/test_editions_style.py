@@ -95,12 +95,13 @@ def _documents(lang: str) -> list[tuple[str, BeautifulSoup]]:
 
 
 RUNNING = "p, li, dd, td, th, figcaption, .admonition-title, h1, h2, h3, h4"
+RUNNING_TEXT = 30  # characters: a shorter block is a heading, a label or a table cell, which names a term
 
 
 def _blocks(soup: BeautifulSoup) -> Iterator[str]:
-    """The text of each paragraph-like block (innermost), in order."""
+    """The text of each paragraph-like block (innermost), in order; a code cell's output aside (tested apart)."""
     for tag in soup.select(RUNNING):
-        if not tag.select(RUNNING):
+        if not tag.select(RUNNING) and not tag.find_parent(class_="cell_output"):
             yield tag.get_text()
 
 
@@ -221,14 +222,22 @@ def test_a_gloss_is_given_once_per_page_at_the_first_use(lang: str):
         if where.endswith("glossary.html") or where.endswith("glossary.ipynb"):
             continue
         seen: dict[str, int] = {}
-        running = ""
-        for text in _blocks(soup):
+        running = ""  # the prose so far: paragraphs and list items (headings, tables and captions name, not use)
+        shown: set[str] = set()
+        for tag in soup.select(RUNNING):
+            text = tag.get_text()
+            if tag.select(RUNNING) or tag.find_parent(class_="cell_output") or text in shown:
+                continue  # a block shown twice (a self-check's answer) is one use
+            shown.add(text)
             found += [f"{where}: {p}" for p in gloss_problems(text, lang, seen)]
             for hit in _GLOSS.finditer(text):
-                native = rows.get(hit.group("en").strip().lower())
-                if native and native in running and seen.get(hit.group("en").strip().lower()) == 1:
+                english = hit.group("en").strip().lower()
+                native = rows.get(english)
+                first = running + text[: hit.start()]
+                if native and seen.get(english) == 1 and re.search(re.escape(native) + r"(?![(（])", first):
                     found.append(f"{where}: {native!r} used before its gloss: {_quote(text, hit.start(), hit.end())}")
-            running += text + "\n"
+            if tag.name in ("p", "li", "dd") and len(text.strip()) >= RUNNING_TEXT:
+                running += text + "\n"
     assert not found, f"{lang}: {len(found)} glosses to drop or move:\n" + "\n".join(found[:15])
 
 
@@ -287,7 +296,7 @@ def test_chinese_text_uses_chinese_punctuation(where: str):
             (p.name, block.get_text())
             for p in sorted((HTML / "zh" / "book").glob("*.html"))
             for block in BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser").select(
-                ".cell_output .output.stream, .cell_output .output.text_plain"
+                ".cell_output .output.stream, .cell_output .output.text_plain, .cell_output td, .cell_output th"
             )
         ]
     elif where == "notebooks":
