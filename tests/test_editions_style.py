@@ -265,7 +265,11 @@ CHINESE_PUNCTUATION = {
 _HALF_WIDTH = re.compile(r"(?P<before>.?.?)\((?P<inner>[^()]*)\)(?P<after>.?.?)")
 
 
+_CALL = re.compile(r"[A-Za-z_][\w.]*\([^()]*\)")  # code in a message: bytes_loaded(4, 3, 5), ax.set_xlabel(...)
+
+
 def chinese_punctuation(text: str) -> list[str]:
+    text = _CALL.sub("X", text)
     found = [
         f"{name}: {_quote(text, hit.start(), hit.end())}"
         for name, pattern in CHINESE_PUNCTUATION.items()
@@ -273,7 +277,7 @@ def chinese_punctuation(text: str) -> list[str]:
     ]
     for hit in _HALF_WIDTH.finditer(text):
         inner, before, after = hit.group("inner"), hit.group("before"), hit.group("after")
-        if re.search(CJK, inner) or (
+        if re.search(f"[{HAN}]", inner) or (
             re.search(rf"[{HAN}，。：；]\s?$", before) or re.match(rf"^\s?[{HAN}]", after)
         ) and not re.fullmatch(r"[a-z]|[\d, ]+|[A-Z][\w ]*", inner):
             found.append(f"a half-width bracket in Chinese text: {_quote(text, hit.start(), hit.end())}")
@@ -451,26 +455,27 @@ def test_korean_particles_fit_the_code_name_unit_or_placeholder_before_them():
 
 # ----------------------------------------------------------------------------- register
 
-_SENTENCE_END = re.compile(rf"([{HANGUL}])(다|요)(?=[.!?]\s|[.!?]$|[.!?][)）\"”])")
+_SENTENCE_END = re.compile(rf"([{HANGUL}]?)([{HANGUL}])(다|요)(?=[.!?]\s|[.!?]$|[.!?][)）\"”])")
 
 
 def register_of(text: str) -> set[str]:
     """The registers of a Korean text's sentences: 합니다 (…니다.), 해라 (…다.), 해요 (…요.)."""
     found = set()
     for hit in _SENTENCE_END.finditer(re.sub(r"“[^”]*”|\"[^\"]*\"", "", text)):
-        if hit.group(2) == "요":
+        before, last, ending = hit.groups()
+        if ending == "요":
             found.add("해요")
-        elif hit.group(1) in "니습":
+        elif last in "니시" and before and (ord(before) - 0xAC00) % 28 == 17:  # 합니다, 습니다, 합시다: ㅂ before 니다
             found.add("합니다")
         else:
-            found.add("해라")
+            found.add("해라")  # 한다, 이다, 아니다
     return found
 
 
 def test_the_register_check_notices_what_it_must():
     assert register_of("이 값은 240이다. 그래서 빠르다.") == {"해라"}
     assert register_of("이 값은 240입니다. 답하십시오.") == {"합니다"}
-    assert register_of("실행합니다. 결과는 0이다.") == {"합니다", "해라"}
+    assert register_of("실행합니다. 결과는 0이다.") == {"합니다", "해라"} and register_of("FLOPs가 아니다.") == {"해라"}
     assert register_of("“여기서 멈춘다.”라고 적습니다.") == {"합니다"}
 
 
@@ -489,3 +494,29 @@ def test_each_kind_of_korean_document_keeps_one_register():
         if register_of(text) - {"합니다"}:
             wrong.append(f"{where} (합니다체): {text[:80]!r}")
     assert not wrong, f"ko: {len(wrong)} blocks in another register:\n" + "\n".join(wrong[:12])
+
+
+# ----------------------------------------------------------------------------- the interface's scripts
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_interface_scripts_speak_the_editions_words(lang: str):
+    """The copy button's tooltip and the search's result count come from theme.po, not the packages' own tables."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog
+
+    _require_build()
+    words = {english: text for (context, english), text in catalog(lang, "theme").items() if not context}
+    static = HTML / lang / "_static"
+    copybutton = (static / "copybutton.js").read_text(encoding="utf-8")
+    before_icons = copybutton[: copybutton.index("<title>")]
+    assert json.dumps(words["Copied!"], ensure_ascii=False) in before_icons, f"{lang}: copybutton.js draws another word"
+    script = (static / "translations.js").read_text(encoding="utf-8")
+    messages = json.loads(script[script.index("{") : script.rindex("}") + 1])["messages"]
+    key = "Search finished, found ${resultCount} page(s) matching the search query."
+    assert messages[key] == words[key], f"{lang}: the search's result count is not theme.po's"
+    if lang == "ko":
+        assert "${resultCount}개" in messages[key]  # a counter follows its number directly
