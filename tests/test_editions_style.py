@@ -347,6 +347,7 @@ READINGS = {
     "true": False, "false": False, "none": True, "axes": False, "ax": False, "chip": True, "chips": False,
     "ms": False, "s": False, "gb": False, "gib": False, "mib": False, "tb": False, "kv": False, "id": False,
     "model": None, "cache": False, "config": False, "json": True, "step": True, "prefill": None, "decode": False,
+    "book": True, "png": False, "lab": True,
 }  # fmt: skip
 
 
@@ -371,8 +372,8 @@ def reading_final(name: str) -> bool | None:
         return True
     if re.search(r"(?:l|le|ll)$", w):
         return None
-    if re.search(r"(?:^|[^aeiou])[aeiou][ptk]$", w):
-        return True  # a short vowel before p, t, k: 핏, 셋
+    if re.search(r"(?:^|[^aeiou])[aeiou][ptkb]$", w):
+        return True  # a short vowel before p, t, k, b: 핏, 셋, 랩
     return False
 
 
@@ -384,6 +385,8 @@ def particle_problem(name: str, after: str) -> str | None:
     if not hit:
         return None
     particle = hit.group(0)
+    if re.fullmatch(r"\{\d+\}", name):
+        return None  # a number pasted in its place: checked on the built page, where the number is known
     if re.fullmatch(r"\{\w+(?:[:!][^{}]*)?\}", name):
         return f"{name}{particle}: a placeholder's value varies; rewrite so no particle follows it"
     final = reading_final(name)
@@ -408,7 +411,7 @@ def test_the_particle_check_notices_what_it_must():
     assert particle_problem("8755.6", "다.") and not particle_problem("`x`", "의 값")
 
 
-_NAME = re.compile(r"(`[^`\n]+`|\{\w+(?:[:!][^{}]*)?\}|(?<![\w`])[A-Za-z_][\w./]*)")
+_NAME = re.compile(r"((?<![}\w])`[^`\n]+`|\{\w+(?:[:!][^{}]*)?\}(?!`)|(?<![\w`])[A-Za-z_][\w./]*)")  # not a role's key
 
 
 def korean_sources() -> Iterator[tuple[str, str]]:
