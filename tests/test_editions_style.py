@@ -219,7 +219,7 @@ def test_a_gloss_is_given_once_per_page_at_the_first_use(lang: str):
     rows = {_english(row): _native(row, lang) for row in glossary()}
     found = []
     for where, soup in _documents(lang):
-        if where.endswith("glossary.html") or where.endswith("glossary.ipynb"):
+        if where.endswith(("glossary.html", "glossary.ipynb")):
             continue
         chapter_notebook = where.startswith("book/")
         seen: dict[str, int] = {}
@@ -257,7 +257,9 @@ CHINESE_PUNCTUATION = {
     "a half-width , ; : before Chinese": re.compile(rf"[,;:]\s*[{HAN}]"),
     "single quotes (use “”)": re.compile(r"[‘’]"),
     # a generated list: two items of two characters or more (not [B, D], B ≪ D, F or (4, 3, 5))
-    "a list joined with ', ' (use 、)": re.compile(r"(?<![\w.])(?=[\w.]*[A-Za-z])[\w.]{2,}(?:\s\(\w+\))?, (?=[A-Za-z][\w.]+)"),
+    "a list joined with ', ' (use 、)": re.compile(
+        r"(?<![\w.])(?=[\w.]*[A-Za-z])[\w.]{2,}(?:\s\(\w+\))?, (?=[A-Za-z][\w.]+)"
+    ),
     "a space between two Chinese characters": re.compile(rf"[{HAN}][ \u00a0]+[{HAN}]"),
 }
 # a half-width bracket pair next to Chinese: not a part's label (a), an equation's number (11), a call f(4, 3, 5),
@@ -277,15 +279,23 @@ def chinese_punctuation(text: str) -> list[str]:
     ]
     for hit in _HALF_WIDTH.finditer(text):
         inner, before, after = hit.group("inner"), hit.group("before"), hit.group("after")
-        if re.search(f"[{HAN}]", inner) or (
-            re.search(rf"[{HAN}，。：；]\s?$", before) or re.match(rf"^\s?[{HAN}]", after)
-        ) and not re.fullmatch(r"[a-z]|[\d, ]+|[A-Z][\w ]*", inner):
+        if (
+            re.search(f"[{HAN}]", inner)
+            or (re.search(rf"[{HAN}，。：；]\s?$", before) or re.match(rf"^\s?[{HAN}]", after))
+            and not re.fullmatch(r"[a-z]|[\d, ]+|[A-Z][\w ]*", inner)
+        ):
             found.append(f"a half-width bracket in Chinese text: {_quote(text, hit.start(), hit.end())}")
     return found
 
 
 def test_the_chinese_punctuation_check_notices_what_it_must():
-    for bad in ("（TPU v4, TPU v5e）", "通信受限; 临界批大小 240.5", "提示词: 31.07 ms", "fp8 峰值 (TFLOPs/s)", "‘16 GB’"):
+    for bad in (
+        "（TPU v4, TPU v5e）",
+        "通信受限; 临界批大小 240.5",
+        "提示词: 31.07 ms",
+        "fp8 峰值 (TFLOPs/s)",
+        "‘16 GB’",
+    ):
         assert chinese_punctuation(bad), bad
     for bad in ("H200 具有 相同的峰值", "每 4 字节 大约"):
         assert chinese_punctuation(bad), bad
@@ -372,11 +382,7 @@ def reading_final(name: str) -> bool | None:
         return True
     if re.search(r"(?:l|le|ll)$", w):
         return None
-    if re.search(r"(?:^|[^aeiou])[aeiou][ptkb]$", w):
-        return True  # a short vowel before p, t, k, b: 핏, 셋, 랩
-    return False
-
-
+    return bool(re.search(r"(?:^|[^aeiou])[aeiou][ptkb]$", w))  # a short vowel before p, t, k, b: 핏, 셋, 랩
 
 
 def particle_problem(name: str, after: str) -> str | None:
