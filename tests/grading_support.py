@@ -375,7 +375,7 @@ def build_class(course: Path, students: list[str] | None = None, assignment: str
     for student in students:
         folder = course / "submitted" / student / assignment
         folder.mkdir(parents=True)
-        for shipped in release_dir.iterdir():  # feedback.py, feedback.csv (and an edition's language.txt)
+        for shipped in release_dir.iterdir():  # feedback.py, feedback.csv
             if shipped.suffix != ".ipynb":
                 shutil.copy2(shipped, folder / shipped.name)
         for name in NOTEBOOKS:

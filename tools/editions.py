@@ -17,7 +17,8 @@ The exercises are translated the same way: one ``.po`` per notebook under
 ``locales/<lang>/LC_MESSAGES/exercises/`` (one message per markdown cell, its nbgrader
 ``grade_id`` as context; each comment, docstring and ``print`` message of a code cell, context
 ``code``) and ``feedback.po`` (one message per catalogue id). Only those texts of a code cell are
-translated, so every edition defines the same names and runs the same hidden tests.
+translated, so every edition defines the same names and runs the same hidden tests. An edition's
+``feedback.py`` names its language (``EDITION = "ko"``), so its messages need no other file.
 """
 
 from __future__ import annotations
@@ -121,14 +122,22 @@ def _page_messages(language: str, page: str) -> list[tuple[str, str]]:
 
 
 def translate_markdown(source: str, translations: list[tuple[str, str]]) -> str:
-    """A markdown cell with each translated message put in place of its English (line breaks may differ)."""
-    for english, text in translations:
-        words = english.split()
-        if not words:
-            continue
-        pattern = r"(?<![\w])" + r"\s+".join(map(re.escape, words)) + r"(?![\w])"
-        source = re.sub(pattern, lambda _m, text=text: text, source)
-    return source
+    """A markdown cell with each translated message put in place of its English (line breaks may differ).
+
+    One pass, longest message first: a translation put in place is never searched again, so a
+    gloss it carries (``링크(link)``) is not translated a second time (``링크(링크)``).
+
+    >>> translate_markdown("**The link.** A link", [("The link.", "링크(link)."), ("link", "링크")])
+    '**링크(link).** A 링크'
+    """
+    table = {" ".join(english.split()): text for english, text in translations if english.split()}
+    if not table:
+        return source
+    alternatives = sorted(table, key=len, reverse=True)
+    pattern = re.compile(
+        r"(?<![\w])(?:" + "|".join(r"\s+".join(map(re.escape, e.split())) for e in alternatives) + r")(?![\w])"
+    )
+    return pattern.sub(lambda m: table[" ".join(m.group(0).split())], source)
 
 
 _ONLY = re.compile(r"^(`{3,}|:{3,})\{only\} edition_(\w+)\n(.*?)^\1[ \t]*$\n?", re.M | re.S)
@@ -620,6 +629,24 @@ def _translations(language: str, name: str) -> dict[tuple[str, str], str]:
     }
 
 
+_EDITION_LINE = re.compile(r'^EDITION = "en"', re.M)
+
+
+def edition_helper(source: str, language: str) -> str:
+    """An edition's ``feedback.py``: the English one with ``EDITION = "<language>"``.
+
+    The notebooks tell a student to keep two files beside them, ``feedback.py`` and ``feedback.csv``;
+    the helper itself names the edition, so its messages come in the notebook's language with no other file.
+
+    >>> edition_helper('x = 1\\nEDITION = "en"  # the language', "ko").splitlines()[1]
+    'EDITION = "ko"  # the language'
+    """
+    new, count = _EDITION_LINE.subn(f'EDITION = "{language}"', source)
+    if count != 1:
+        raise ValueError(f'feedback.py must define the edition\'s language once, as EDITION = "en"; found {count}')
+    return new
+
+
 def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURCE) -> list[str]:
     """Write each edition's source assignment, and the catalogue's language columns; return what is untranslated."""
     missing: list[str] = []
@@ -644,7 +671,8 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
         for shipped in sorted((source / ASSIGNMENT).iterdir()):
             if shipped.suffix != ".ipynb" and shipped.is_file():
                 shutil.copy2(shipped, target / shipped.name)
-        (target / "language.txt").write_text(language + "\n", encoding="utf-8")
+        helper = target / "feedback.py"
+        helper.write_text(edition_helper(helper.read_text(encoding="utf-8"), language), encoding="utf-8")
         for notebook in sorted((source / ASSIGNMENT).glob("*.ipynb")):
             done = _translations(language, notebook.stem)
             nb = nbformat.read(notebook, as_version=4)

@@ -204,6 +204,46 @@ def _catalog(lang: str, name: str) -> dict[tuple[str | None, str], str]:
     return localfigures.catalog(lang, name)
 
 
+def chinese_list(text: str) -> str:
+    """A generated list of names as Chinese writes it, joined with 、 (numbers such as ``1,024`` kept).
+
+    >>> chinese_list("TPU v4, TPU v5e"), chinese_list("TPU v5p 166.0, TPU7x (Ironwood) 312.6"), chinese_list("4, 3")
+    ('TPU v4、TPU v5e', 'TPU v5p 166.0、TPU7x (Ironwood) 312.6', '4, 3')
+    """
+    items = text.split(", ")
+    if len(items) < 2 or not all(re.search(r"[A-Za-z]", item) for item in items):
+        return text
+    return "、".join(items)
+
+
+_HAN = r"[\u4e00-\u9fff]"
+
+
+def chinese_output_punctuation(text: str) -> str:
+    """A printed line with Chinese in it, punctuated as Chinese: ``通信受限; 临界批大小`` -> ``通信受限；临界批大小``.
+
+    Only lines with Chinese characters change; a tuple of numbers such as ``(512, 512, 1024)`` keeps its commas.
+
+    >>> chinese_output_punctuation("B = 1: 18.33 ms, 通信受限; 临界批大小 240.5")
+    'B = 1：18.33 ms，通信受限；临界批大小 240.5'
+    >>> chinese_output_punctuation("分块 (512, 512, 1024): 强度 341.2, 位于脊点左侧 (带宽受限)")
+    '分块 (512, 512, 1024)：强度 341.2，位于脊点左侧（带宽受限）'
+    """
+
+    def line(text: str) -> str:
+        if not re.search(_HAN, text):
+            return text
+        text = re.sub(r"\s*\(([^()]*" + _HAN + r"[^()]*)\)", r"（\1）", text)
+        parts = re.split(r"(\([^()]*\))", text)  # a bracketed value keeps its own commas
+        for i in range(0, len(parts), 2):
+            parts[i] = re.sub(r"(?<!\s); ", "；", parts[i])
+            parts[i] = re.sub(r"(?<!\s): +", "：", parts[i])
+            parts[i] = re.sub(r"(?<!\s), ", "，", parts[i])
+        return "".join(parts)
+
+    return "\n".join(line(part) for part in text.split("\n"))
+
+
 class TranslatePastedText(SphinxPostTransform):
     """Put a glued value that has words in it (``lower``, ``4 of the 5``) into the page's language.
 
@@ -223,6 +263,9 @@ class TranslatePastedText(SphinxPostTransform):
                 continue
             text = node.astext()
             if not localfigures.has_prose(text):
+                listed = chinese_list(text) if lang == "zh" else text
+                if listed != text:
+                    node.replace_self(nodes.inline(listed, listed, classes=node["classes"]))
                 continue
             key, numbers = localfigures.template(text)
             if key in catalog:
@@ -286,6 +329,8 @@ class TranslateOutputs(SphinxPostTransform):
             if "output" in block.get("classes", []) and "stream" in block.get("classes", []):
                 text = block.astext()
                 translated = translate_output(text, lang)
+                if lang == "zh":
+                    translated = chinese_output_punctuation(translated)
                 if translated != text:
                     block.children = [nodes.Text(translated)]
                     block.rawsource = translated
@@ -403,6 +448,7 @@ def _theme_translations(app: Sphinx, config: Any) -> None:
     config.html_theme_options = {**(config.html_theme_options or {})}
     config.html_theme_options["search_bar_text"] = words.get("Search this book...", "Search this book...")
     # sphinx-copybutton picks its words by <html lang> from a table that lacks Korean: give it this edition's
+    # (copybutton.js also draws its "copied" icon's title when it loads: _finish_static puts these words in it)
     copy = {key: words.get(english, english) for key, english in COPY_BUTTON.items()}
     app.add_js_file(
         None,
@@ -851,8 +897,36 @@ html[data-theme="light"] .admonition a, html[data-theme="light"] div.admonition 
 """
 
 
+def _finish_static(app: Sphinx, exception: Exception | None) -> None:
+    """An edition's own words in the interface's scripts, where the theme and extensions bring their own.
+
+    ``translations.js`` (Sphinx's search messages, e.g. how many pages were found) takes every string
+    ``theme.po`` names; ``copybutton.js`` gets the copy button's words before it draws its icons.
+    """
+    lang = edition(app)
+    if exception is not None or app.builder.format != "html" or lang == "en":
+        return
+    words = theme_catalog(lang)
+    static = Path(app.outdir) / "_static"
+    translations = static / "translations.js"
+    if translations.is_file():
+        script = translations.read_text(encoding="utf-8")
+        start, end = script.index("{"), script.rindex("}") + 1
+        data = json.loads(script[start:end])
+        data["messages"].update({key: words[key] for key in data.get("messages", {}) if words.get(key)})
+        translations.write_text(script[:start] + json.dumps(data, ensure_ascii=False, indent=4) + script[end:], "utf-8")
+    copybutton = static / "copybutton.js"
+    if copybutton.is_file():
+        script = copybutton.read_text(encoding="utf-8")
+        copy = {key: words.get(english, english) for key, english in COPY_BUTTON.items()}
+        own = f"messages[document.documentElement.lang] = {json.dumps(copy, ensure_ascii=False)};\n"
+        if own not in script and "let locale = 'en'" in script:
+            copybutton.write_text(script.replace("let locale = 'en'", own + "let locale = 'en'", 1), "utf-8")
+
+
 def _write_css(app: Sphinx, exception: Exception | None) -> None:
     _finish_pages(app, exception)
+    _finish_static(app, exception)
     if exception is None and app.builder.format == "html":
         target = Path(app.outdir) / "_static" / "editions.css"
         target.parent.mkdir(parents=True, exist_ok=True)

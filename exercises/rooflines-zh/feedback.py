@@ -2,8 +2,9 @@
 
 Every message a check can show lives once in ``feedback.csv`` next to this file,
 one row per id, one column per language (``en``, ``ko``, ``zh``). The language is
-the edition's: ``language.txt`` next to this file (the Korean and Chinese
-assignments ship one), or the environment variable ``ROOFLINE_LANG`` if set.
+the edition's, :data:`EDITION` below (each edition's copy of this file names its
+own), or the environment variable ``ROOFLINE_LANG`` if set. So a notebook needs only
+the two files it names, this one and ``feedback.csv``, to speak its language.
 
 A visible check must say whether an answer is right without printing it, so it
 compares a *fingerprint*: the SHA-256 digest of the value rounded to three
@@ -22,8 +23,9 @@ import os
 from functools import cache
 from pathlib import Path
 
-__all__ = ["fingerprint", "hint", "language", "matches"]
+__all__ = ["EDITION", "fingerprint", "hint", "language", "matches"]
 
+EDITION = "zh"  # the edition's language: tools/editions.py writes "ko" or "zh" into each edition's copy
 CATALOGUE = Path(__file__).with_name("feedback.csv")
 
 
@@ -34,10 +36,8 @@ def _rows() -> dict[str, dict[str, str]]:
 
 
 def language() -> str:
-    """The language of the messages: ``ROOFLINE_LANG``, else the edition's ``language.txt``, else ``en``."""
-    marker = CATALOGUE.with_name("language.txt")
-    edition = marker.read_text(encoding="utf-8").strip() if marker.is_file() else "en"
-    return os.environ.get("ROOFLINE_LANG") or edition
+    """The language of the messages: ``ROOFLINE_LANG`` if set, else the edition's (:data:`EDITION`)."""
+    return os.environ.get("ROOFLINE_LANG") or EDITION
 
 
 def hint(msg_id: str, **values: object) -> str:
