@@ -707,6 +707,8 @@ def plot_layer_matmuls(
     *,
     precision: PrecisionLike = "bf16",
     compute_dtype: str | None = None,
+    attention: bool = False,
+    kv_dtype: str | None = None,
     legend: bool = True,
     ax: Axes | None = None,
     **line_kw: Any,
@@ -716,7 +718,9 @@ def plot_layer_matmuls(
     One marker shape per weight shape, one colour per token count; each point sits at the
     matmul's exact intensity (activations, weights and output all counted). A ``[D, F]`` and an
     ``[F, D]`` matrix have the same intensity when activations and output share a format, and
-    then share a marker. ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
+    then share a marker. With ``attention``, a star marks decode attention: each sequence's
+    FLOPs over its own KV cache (in ``kv_dtype``, default ``precision.out``), the same
+    intensity at any batch and context. ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
 
     Examples
     --------
@@ -727,7 +731,7 @@ def plot_layer_matmuls(
     ('log', 'log')
     >>> plt.close(fig)
     """
-    from rooflinelib import models
+    from rooflinelib import models, serving
 
     m = models.get_model(model)
     acc = get_accelerator(chip)
@@ -747,7 +751,10 @@ def plot_layer_matmuls(
         for shape in shapes
         for T in counts
     }
-    xs = list(points.values())
+    # one new token's attention over one cached position, against that position's key and value bytes
+    kv = models.kv_cache_bytes_per_token(m, kv_dtype or prec.out)
+    attention_x = float(serving.attention_flops(m, 1)) / kv
+    xs = list(points.values()) + ([attention_x] if attention else [])
     ridge = peak / bw
     ax = plot_roofline(
         acc,
@@ -772,8 +779,13 @@ def plot_layer_matmuls(
                 alpha=0.9,
                 label="_point",
             )
+    if attention:
+        y = float(roofline.attainable_flops(attention_x, peak, bw))
+        ax.plot([attention_x], [y], "*", ms=14, color=OKABE_ITO[0], label="_point")
     for i, (shape, names) in enumerate(shapes.items()):
         ax.plot([], [], markers[i % len(markers)], ms=8, color="white", mec="0.15", label=", ".join(names))
+    if attention:
+        ax.plot([], [], "*", ms=14, color=OKABE_ITO[0], label="attention (any batch)")
     for j, T in enumerate(counts):
         ax.plot([], [], "s", ms=8, color=OKABE_ITO[(2 + j) % len(OKABE_ITO)], label=f"{T} tokens")
     if legend:

@@ -502,3 +502,18 @@ def test_context_plot_ends_each_line_at_the_largest_batch_hbm_holds() -> None:
         plt.close(fig)
     with pytest.raises(ValueError, match="contexts must list at least one context length"):
         rl.plot_decode_context("llama-3-8b", "h100-sxm", [])
+
+
+def test_layer_plot_puts_attention_at_query_heads_over_kv_heads() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        rl.plot_layer_matmuls("llama-3-8b", "h100-sxm", [64], attention=True, ax=ax)
+        stars = [line for line in ax.get_lines() if line.get_marker() == "*" and line.get_label() == "_point"]
+        # 4 L N H FLOPs a cached position over its 2 L K H * 2 bytes: 32 / 8 = 4 FLOPs/byte, on the slope
+        assert float(stars[0].get_xdata()[0]) == pytest.approx(4.0)
+        assert float(stars[0].get_ydata()[0]) == pytest.approx(4.0 * 3.35e12)
+        assert "attention (any batch)" in ax.get_legend_handles_labels()[1]
+    finally:
+        plt.close(fig)
