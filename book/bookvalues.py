@@ -15,7 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BOOK", "EXERCISES_URL", "PRINTED", "SCALING_BOOK", "BookValue", "Printed", "capacity", "capacity_used", "sci"]
+__all__ = [
+    "BOOK",
+    "EXERCISES_URL",
+    "PRINTED",
+    "SCALING_BOOK",
+    "BookValue",
+    "Printed",
+    "capacity",
+    "capacity_used",
+    "sci",
+]
 
 SCALING_BOOK = "https://jax-ml.github.io/scaling-book/roofline/"
 EXERCISES_URL = "https://github.com/roofline-course/roofline-course/blob/main/exercises/rooflines/"
