@@ -22,11 +22,14 @@ heads), each chip does ``1 / n_chips`` of the FLOPs, and two **all-reduces** per
 partial outputs of ``o_proj`` and ``down_proj``, ``[tokens, D]`` in the output format. An
 all-reduce over ``n`` chips takes ``max(latency, 2 (n - 1) / n * bytes / bandwidth)``: the ring's
 bytes over the chips' link (:meth:`~rooflinelib.specs.Accelerator.scale_up_link`), and never less
-than the link's ``collective_latency`` from the spec table. The all-reduces sit between layers
-(the next matmul needs their result), so their time adds to the step's ``max(T_math, T_comms)``.
+than the link's ``collective_latency``, a measured small all-reduce from the spec table. The
+all-reduces sit between two matmuls (the second needs their result), so their time adds to the
+step's ``max(T_math, T_comms)``.
 
 Left out: activations, norms and the activation function, the time to gather embedding rows,
-and the KV cache of the new token itself. Each estimate is a lower bound of a real kernel's time.
+the collectives of the embedding and output layers, and the KV cache of the new token itself.
+Each estimate is a lower bound of a real kernel's time, but for the measured all-reduce latency,
+which a faster collective library can beat.
 """
 
 from __future__ import annotations
@@ -134,8 +137,8 @@ def allreduce_time(chip: str | Accelerator, num_bytes: ArrayLike, n_chips: int) 
 
     A ring all-reduce sends each chip's ``num_bytes`` in ``n`` pieces twice round the ring (a
     reduce-scatter, then an all-gather), over the chip's link to its group
-    (:meth:`~rooflinelib.specs.Accelerator.scale_up_link`, one way); no all-reduce is faster than
-    the link's ``collective_latency``. One chip needs none: 0.
+    (:meth:`~rooflinelib.specs.Accelerator.scale_up_link`, one way); no all-reduce is taken to be
+    faster than the link's ``collective_latency``, a measured small all-reduce. One chip needs none: 0.
 
     Examples
     --------

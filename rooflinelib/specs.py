@@ -42,8 +42,9 @@ class Link:
     ``bandwidth`` is in bytes/s, one direction (TPU PCIe and DCN: the book's
     "per TPU" figure, direction not stated); ``scope`` says whether it is
     per physical link or the chip's total over all links of this kind.
-    ``collective_latency`` (seconds), where the table has one, is the time of the
-    smallest all-reduce over this link: a floor under every all-reduce.
+    ``collective_latency`` (seconds), where the table has one, is the measured time of
+    a small all-reduce over this link, which the serving estimates take as the least
+    time of any all-reduce.
     """
 
     name: str
