@@ -355,7 +355,8 @@ def decode_context_limit(
     ``S * kv / bandwidth`` to T_comms. While the second is smaller, a large enough batch makes
     the step compute-bound; once it is not, T_comms stays ahead at any batch, since it also
     holds the weights. Equal at ``S* = 2 P_mm / (kv * peak / bandwidth - 4 L N H)``: the weights'
-    format does not enter. ``inf`` if attention alone is compute-bound (an intensity above the
+    format does not enter, nor the number of chips of a tensor-parallel split with no more chips
+    than KV heads (it divides both times alike). ``inf`` if attention alone is compute-bound (an intensity above the
     ridge), which no model here comes near.
 
     Examples

@@ -249,10 +249,20 @@ def test_the_context_limit_ignores_the_weights_format_but_not_the_caches() -> No
     assert rl.decode_context_limit("llama-3-8b", "h100-sxm", precision=int4) == rl.decode_context_limit(
         "llama-3-8b", "h100-sxm"
     )
-    # an fp8 cache halves kv: 15,009,316,864 / (65,536 * 295.37 - 524,288) = 807
+    # an fp8 cache halves kv: 15,009,316,864 / (65,536 * 295.37 - 524,288) = 797
     assert rl.decode_context_limit("llama-3-8b", "h100-sxm", kv_dtype="fp8") == pytest.approx(
         FLOPS_8B / (KV_8B / 2 * PEAK / HBM - ATT_8B)
     )
+
+
+@pytest.mark.parametrize("n_chips", [2, 4, 8])
+def test_the_context_limit_holds_on_each_chip_of_a_split(n_chips: int) -> None:
+    # each chip's T_math and T_comms are both divided by n (n <= K = 8): they still cross at S*
+    limit = rl.decode_context_limit("llama-3-70b", "h100-sxm")
+    below, above = math.floor(limit) - 5, math.ceil(limit) + 5
+    for context, bound in ((below, "compute-bound"), (above, "communication-bound")):
+        est = rl.estimate_decode("llama-3-70b", "h100-sxm", 10**6, context=context, n_chips=n_chips)
+        assert est.bound == bound
 
 
 def test_the_critical_batch_with_a_cache() -> None:
