@@ -13,8 +13,19 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["BOOK", "EXERCISES_URL", "PRINTED", "SCALING_BOOK", "BookValue", "Printed", "capacity", "sci"]
+__all__ = [
+    "BOOK",
+    "EXERCISES_URL",
+    "PRINTED",
+    "SCALING_BOOK",
+    "BookValue",
+    "Printed",
+    "capacity",
+    "capacity_used",
+    "sci",
+]
 
 SCALING_BOOK = "https://jax-ml.github.io/scaling-book/roofline/"
 EXERCISES_URL = "https://github.com/roofline-course/roofline-course/blob/main/exercises/rooflines/"
@@ -76,18 +87,31 @@ def sci(x: float, digits: int = 3) -> str:
     return f"{mantissa}e{int(exponent)}"
 
 
-def capacity(nbytes: float, vendor: str) -> str:
-    """HBM capacity as the course shows it: GiB (2**30 bytes) for Google, GB (1e9) otherwise.
+def capacity(chip: Any) -> str:
+    """An HBM capacity as the vendor prints it, in the unit the course reads it in.
 
     Google's v5e, v5p and v6e pages print "GB" (see :data:`PRINTED`); its TPU comparison table
-    gives TPU capacities in GiB, which is how the course reads them all. NVIDIA's and AMD's "GB" are read as
-    decimal GB, the usual convention of GPU spec sheets.
+    gives TPU capacities in GiB, which is how the course reads them all. NVIDIA and AMD print
+    "GB" too, and their devices report more than that many decimal gigabytes: the course computes
+    with the device's own report where a public one exists (:func:`capacity_used`).
 
     Examples
     --------
-    >>> capacity(32 * 2**30, "Google"), capacity(8e10, "NVIDIA")
-    ('32 GiB', '80 GB')
+    >>> import rooflinelib as rl
+    >>> capacity(rl.get_accelerator("tpu-v5e")), capacity(rl.get_accelerator("h100-sxm"))
+    ('16 GiB', '80 GB')
     """
-    if vendor == "Google":
-        return f"{nbytes / 2**30:.0f} GiB"
-    return f"{nbytes / 1e9:.0f} GB"
+    amount, _ = chip.hbm_capacity_printed.split()
+    return f"{amount} GiB" if chip.vendor == "Google" else f"{amount} GB"
+
+
+def capacity_used(chip: Any) -> str:
+    """The bytes of HBM the course computes with, in decimal GB (two decimals): the device's report where public.
+
+    Examples
+    --------
+    >>> import rooflinelib as rl
+    >>> capacity_used(rl.get_accelerator("h100-sxm")), capacity_used(rl.get_accelerator("tpu-v5e"))
+    ('85.52 GB', '17.18 GB')
+    """
+    return f"{chip.hbm_capacity / 1e9:.2f} GB"

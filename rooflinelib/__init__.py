@@ -3,8 +3,9 @@
 Spec tables (:mod:`rooflinelib.specs`), roofline formulas
 (:mod:`rooflinelib.roofline`), dtypes and matmul precisions
 (:mod:`rooflinelib.precision`), matmul costs (:mod:`rooflinelib.matmul`),
-chip-aware estimates (:mod:`rooflinelib.estimate`), language models and
-their inference (:mod:`rooflinelib.models`), measurements of your own
+chip-aware estimates (:mod:`rooflinelib.estimate`), language models
+(:mod:`rooflinelib.models`) and serving them, KV cache and all
+(:mod:`rooflinelib.serving`), measurements of your own
 machine (:mod:`rooflinelib.measure`) and published ones of real accelerators
 (:mod:`rooflinelib.published`), and plots (:mod:`rooflinelib.plotting`).
 Chapters write ``import rooflinelib as rl``.
@@ -48,8 +49,6 @@ from rooflinelib.models import (
     LayerMatmul,
     Model,
     chips_to_fit,
-    decode_critical_batch,
-    decode_step_time,
     estimate_forward,
     forward_bytes,
     forward_flops,
@@ -58,7 +57,6 @@ from rooflinelib.models import (
     layer_matmuls,
     load_models,
     param_count,
-    prefill_time,
     weight_bytes,
 )
 from rooflinelib.precision import DTYPE_BYTES, Precision, dtype_bytes
@@ -75,8 +73,21 @@ from rooflinelib.roofline import (
     t_comms,
     t_math,
 )
+from rooflinelib.serving import (
+    DecodeEstimate,
+    allreduce_time,
+    attention_flops,
+    decode_context_limit,
+    decode_critical_batch,
+    decode_step_time,
+    estimate_decode,
+    max_decode_batch,
+    prefill_time,
+    tensor_parallel_sizes,
+)
 from rooflinelib.specs import (
     ACCELERATORS,
+    SCALE_UP_LINKS,
     Accelerator,
     Link,
     accelerator_key,
@@ -95,6 +106,8 @@ if TYPE_CHECKING:
         reference_measurements,
     )
     from rooflinelib.plotting import (
+        plot_decode_context,
+        plot_decode_throughput,
         plot_decode_time,
         plot_layer_matmuls,
         plot_matmul_batch,
@@ -118,6 +131,8 @@ _LAZY = {
     "measure_machine": "rooflinelib.measure",
     "measured_knee": "rooflinelib.measure",
     "reference_measurements": "rooflinelib.measure",
+    "plot_decode_context": "rooflinelib.plotting",
+    "plot_decode_throughput": "rooflinelib.plotting",
     "plot_decode_time": "rooflinelib.plotting",
     "plot_layer_matmuls": "rooflinelib.plotting",
     "plot_matmul_batch": "rooflinelib.plotting",
@@ -146,7 +161,9 @@ __all__ = [
     "ACCELERATORS",
     "DTYPE_BYTES",
     "MODELS",
+    "SCALE_UP_LINKS",
     "Accelerator",
+    "DecodeEstimate",
     "Explorer",
     "ForwardEstimate",
     "LayerMatmul",
@@ -159,16 +176,20 @@ __all__ = [
     "PublishedMatmuls",
     "RuntimeBounds",
     "accelerator_key",
+    "allreduce_time",
     "arithmetic_intensity",
     "attainable_flops",
+    "attention_flops",
     "bottleneck",
     "chip_critical_batch_size",
     "chips_to_fit",
     "critical_batch_size",
     "critical_intensity",
+    "decode_context_limit",
     "decode_critical_batch",
     "decode_step_time",
     "dtype_bytes",
+    "estimate_decode",
     "estimate_forward",
     "estimate_matmul",
     "explore",
@@ -189,12 +210,15 @@ __all__ = [
     "matmul_bytes_written",
     "matmul_flops",
     "matmul_intensity",
+    "max_decode_batch",
     "measure_machine",
     "measured_knee",
     "normalize_name",
     "param_count",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
+    "plot_decode_context",
+    "plot_decode_throughput",
     "plot_decode_time",
     "plot_explore",
     "plot_layer_matmuls",
@@ -213,6 +237,7 @@ __all__ = [
     "sharded_matmul_t_math",
     "t_comms",
     "t_math",
+    "tensor_parallel_sizes",
     "tiled_matmul_bytes",
     "tiled_matmul_flops",
     "tiled_matmul_intensity",

@@ -1,8 +1,9 @@
-"""Language models as data, and the roofline of running them: weights, memory, decode and prefill.
+"""Language models as data: shapes, parameters, weights and KV cache in bytes, and a forward pass's weights.
 
 The shapes live in ``data/models.toml``, copied from each model's published ``config.json``
 with its source. This module counts parameters from those shapes, lists the matmuls of one
-layer, and estimates a forward pass on a chip from the spec table.
+layer, and estimates a forward pass's weight matmuls on a chip from the spec table. Decode
+with its KV cache, prefill with attention, and chips in a group are in :mod:`rooflinelib.serving`.
 
 A forward pass over ``T`` tokens (``T = B`` for one decode step of ``B`` sequences,
 ``T = B * S`` for the prefill of ``B`` prompts of ``S`` tokens: the ``[B, S, D]`` activations
@@ -12,9 +13,9 @@ are reshaped to ``[B * S, D]``) is counted as:
 - bytes: every weight the pass reads, once (``streamed_params`` times bytes per weight). The
   input embedding table is not streamed: a lookup gathers one row per token.
 
-Left out: attention's own FLOPs and its reads of the KV cache, activations, the cost of
-norms and the activation function, and communication between chips. Each function says so
-where it matters.
+Left out here: attention's own FLOPs and its reads of the KV cache, activations, the cost of
+norms and the activation function, and communication between chips (:mod:`rooflinelib.serving`
+adds the KV cache, attention and the all-reduces).
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from rooflinelib import roofline
 from rooflinelib._checks import ArrayLike, FloatOrArray, as_number, as_size, did_you_mean
@@ -38,8 +37,6 @@ __all__ = [
     "LayerMatmul",
     "Model",
     "chips_to_fit",
-    "decode_critical_batch",
-    "decode_step_time",
     "estimate_forward",
     "forward_bytes",
     "forward_flops",
@@ -48,7 +45,6 @@ __all__ = [
     "layer_matmuls",
     "load_models",
     "param_count",
-    "prefill_time",
     "weight_bytes",
 ]
 
@@ -239,14 +235,17 @@ def weight_bytes(model: str | Model, dtype: str = "bf16") -> float:
 def chips_to_fit(model: str | Model, chip: str | Accelerator, dtype: str = "bf16") -> int:
     """The fewest chips whose HBM together holds ``model``'s weights in ``dtype``.
 
-    Weights only: nothing is left for the KV cache, activations or the runtime, so a real
+    Capacities are the spec table's ``hbm_capacity``: what the device reports where a public
+    report exists (an H100's "80 GB" is 81,559 MiB), else the printed figure. Weights only:
+    nothing is left for the KV cache, activations or the runtime, and the count need not split
+    the model evenly (see :func:`~rooflinelib.serving.tensor_parallel_sizes`), so a real
     deployment needs at least this many, often more.
 
     Examples
     --------
-    >>> chips_to_fit("llama-3-70b", "h100-sxm", "bf16")   # 141.1 GB over 80 GB chips
+    >>> chips_to_fit("llama-3-70b", "h100-sxm", "bf16")   # 141.1 GB over 85.5 GB chips
     2
-    >>> chips_to_fit("llama-3-70b", "h100-sxm", "int8")   # 70.6 GB
+    >>> chips_to_fit("llama-3-70b", "h200", "bf16")       # 141.1 GB in 150.8 GB
     1
     """
     acc = get_accelerator(chip)
@@ -255,16 +254,21 @@ def chips_to_fit(model: str | Model, chip: str | Accelerator, dtype: str = "bf16
     return math.ceil(weight_bytes(model, dtype) / acc.hbm_capacity)
 
 
-def kv_cache_bytes_per_token(model: str | Model, dtype: str = "bf16") -> float:
-    """Bytes of KV cache one token adds: a key and a value per layer and KV head, ``2 * L * K * H * bytes``.
+def kv_cache_bytes_per_token(model: str | Model, kv_dtype: str = "bf16") -> float:
+    """Bytes of KV cache one token adds: a key and a value per layer and KV head, ``2 * L * K * H * b``.
+
+    ``b`` is the bytes per number of the cache's own format, ``kv_dtype``, which need not be
+    the weights': a model served with int4 weights usually keeps its cache in bf16.
 
     Examples
     --------
     >>> kv_cache_bytes_per_token("llama-3-8b")   # 2 * 32 layers * 8 heads * 128 * 2 bytes = 128 KiB
     131072.0
+    >>> kv_cache_bytes_per_token("llama-3-8b", "fp8")
+    65536.0
     """
     m = get_model(model)
-    return float(2 * m.layers * m.kv_heads * m.head_dim * dtype_bytes(dtype))
+    return float(2 * m.layers * m.kv_heads * m.head_dim * dtype_bytes(kv_dtype))
 
 
 def _tokens(name: str, value: ArrayLike, *, scalar: bool = False) -> FloatOrArray:
@@ -356,7 +360,8 @@ def estimate_forward(
     ``precision`` gives the dtypes (``Precision("bf16", w="int8")`` for int8 weights); the FLOPs
     run at the chip's peak for ``compute_dtype`` (default: the activations' dtype). With
     ``n_chips`` the weights and the work are split evenly over that many chips, and the
-    communication between them is left out.
+    communication between them is left out: this is the weights' share of a pass only, and
+    :func:`~rooflinelib.serving.estimate_decode` adds the KV cache, attention and the all-reduces.
 
     Examples
     --------
@@ -379,89 +384,6 @@ def estimate_forward(
         t_upper=float(upper),
         bound=str(roofline.bottleneck(tm, tc)),
     )
-
-
-def decode_step_time(
-    model: str | Model,
-    chip: str | Accelerator,
-    batch: ArrayLike,
-    *,
-    precision: PrecisionLike = "bf16",
-    compute_dtype: str | None = None,
-    n_chips: int = 1,
-) -> FloatOrArray:
-    """Roofline time of one decode step, ``max(T_math, T_comms)``, for ``batch`` sequences (one token each).
-
-    Below the critical batch the step reads the weights and waits on HBM, so its time hardly
-    depends on ``batch``; above it, the time grows with ``batch``. ``batch`` may be an array.
-
-    Examples
-    --------
-    >>> f"{decode_step_time('llama-3-8b', 'h100-sxm', 1) * 1e3:.2f} ms"
-    '4.48 ms'
-    >>> decode_step_time("llama-3-8b", "h100-sxm", 0)
-    Traceback (most recent call last):
-    ...
-    ValueError: batch must be > 0, got 0
-    """
-    tm, tc = _times(model, chip, _tokens("batch", batch), precision, compute_dtype, n_chips)
-    out = np.maximum(tm, tc)
-    return float(out) if np.ndim(out) == 0 else out
-
-
-def decode_critical_batch(
-    model: str | Model,
-    chip: str | Accelerator,
-    *,
-    precision: PrecisionLike = "bf16",
-    compute_dtype: str | None = None,
-) -> float:
-    """Batch size (sequences decoding together) at which a decode step's T_math reaches its T_comms.
-
-    ``2 B matmul_params / peak = w streamed_params / bandwidth``, so
-    ``B* = (peak / bandwidth) * (w / 2) * (streamed_params / matmul_params)``: the chip's ridge
-    times ``w / 2``, as for one matmul, with a last factor within a few parts in ten thousand of 1.
-    Splitting the model over chips changes neither side's ratio.
-
-    Examples
-    --------
-    >>> round(decode_critical_batch("llama-3-8b", "h100-sxm"), 1)          # the H100's bf16 ridge, 295.4
-    295.4
-    >>> int8_weights = Precision("bf16", w="int8")
-    >>> round(decode_critical_batch("llama-3-8b", "h100-sxm", precision=int8_weights), 1)
-    147.7
-    """
-    prec = Precision.from_any(precision)
-    peak, bw = _peak_and_bandwidth(chip, prec, compute_dtype)
-    m = get_model(model)
-    return float(peak / bw * prec.bytes[1] / 2 * m.streamed_params / m.matmul_params)
-
-
-def prefill_time(
-    model: str | Model,
-    chip: str | Accelerator,
-    sequences: ArrayLike,
-    seq_len: ArrayLike,
-    *,
-    precision: PrecisionLike = "bf16",
-    compute_dtype: str | None = None,
-    n_chips: int = 1,
-) -> FloatOrArray:
-    """Roofline time of the prefill of ``sequences`` prompts of ``seq_len`` tokens each.
-
-    The activations ``[sequences, seq_len, D]`` reshape to ``[sequences * seq_len, D]``: each
-    matmul sees that many tokens, and the weights are still read once. Attention's FLOPs, which
-    grow with ``seq_len**2``, are left out.
-
-    Examples
-    --------
-    >>> f"{prefill_time('llama-3-8b', 'h100-sxm', 1, 2048) * 1e3:.1f} ms"   # compute-bound: 2 * 2048 * 7.5e9 / 9.895e14
-    '31.1 ms'
-    """
-    tokens = _tokens("sequences", sequences) * _tokens("seq_len", seq_len)
-    tm, tc = _times(model, chip, tokens, precision, compute_dtype, n_chips)
-    out = np.maximum(tm, tc)
-    return float(out) if np.ndim(out) == 0 else out
 
 
 # ----------------------------------------------------------------------------- loading and lookup

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = [
     "OKABE_ITO",
     "REGION_COLOURS",
+    "plot_decode_context",
+    "plot_decode_throughput",
     "plot_decode_time",
     "plot_layer_matmuls",
     "plot_matmul_batch",
@@ -533,7 +535,7 @@ def plot_decode_time(
     ('log', ['TPU v5e', 'NVIDIA H100 SXM', 'critical batch'])
     >>> plt.close(fig)
     """
-    from rooflinelib import models
+    from rooflinelib import models, serving
 
     accs = _as_chips(chips)
     m = models.get_model(model)
@@ -543,13 +545,13 @@ def plot_decode_time(
         else np.atleast_1d(as_size("batch_sizes", batch_sizes))
     )
     prec = Precision.from_any(precision)
-    times = [models.decode_step_time(m, acc, B, precision=prec, compute_dtype=compute_dtype) for acc in accs]
+    times = [serving.decode_step_time(m, acc, B, precision=prec, compute_dtype=compute_dtype) for acc in accs]
     ax = _current_axes(ax)
     for i, (acc, t) in enumerate(zip(accs, times)):
         kw = {"color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)], "lw": 2, "label": acc.name, **line_kw}
         (line,) = ax.plot(B, np.asarray(t) * 1e3, **kw)
         if mark_critical:
-            b_star = models.decode_critical_batch(m, acc, precision=prec, compute_dtype=compute_dtype)
+            b_star = serving.decode_critical_batch(m, acc, precision=prec, compute_dtype=compute_dtype)
             # at B* the step takes T_comms, which does not depend on the batch
             t_star = models.estimate_forward(m, acc, 1, precision=prec, compute_dtype=compute_dtype).t_comms
             ax.plot([b_star], [t_star * 1e3], "o", ms=6, color=line.get_color(), label="_critical batch")
@@ -564,6 +566,140 @@ def plot_decode_time(
     return ax
 
 
+def _context_curves(
+    model: str | Model,
+    chip: str | Accelerator,
+    contexts: Sequence[int],
+    precision: PrecisionLike,
+    kv_dtype: str | None,
+    max_batch: int,
+) -> list[tuple[int, np.ndarray, np.ndarray, bool]]:
+    """For each context: (context, batch sizes up to the largest HBM holds, step times in s, capped?)."""
+    from rooflinelib import serving
+
+    if isinstance(contexts, (str, bytes)) or not isinstance(contexts, (Sequence, np.ndarray)) or len(contexts) == 0:
+        raise ValueError(
+            f"contexts must list at least one context length in tokens, e.g. [1024, 8192], got {contexts!r}"
+        )
+    cap = int(as_size("max_batch", max_batch, scalar=True))
+    curves = []
+    for c in contexts:
+        ctx = int(as_size("contexts", c, scalar=True))
+        fits = serving.max_decode_batch(model, chip, ctx, kv_dtype=kv_dtype, precision=precision)
+        if fits == 0:
+            continue
+        top = min(fits, cap)
+        B = np.unique(np.round(np.geomspace(1, top, 120)))
+        t = serving.decode_step_time(model, chip, B, context=ctx, kv_dtype=kv_dtype, precision=precision)
+        curves.append((ctx, B, np.asarray(t), fits > cap))
+    return curves
+
+
+def plot_decode_context(
+    model: str | Model,
+    chip: str | Accelerator,
+    contexts: Sequence[int],
+    *,
+    precision: PrecisionLike = "bf16",
+    kv_dtype: str | None = None,
+    max_batch: int = 8192,
+    legend: bool = True,
+    ax: Axes | None = None,
+    **line_kw: Any,
+) -> Axes:
+    """Time of one decode step against the batch size, one line per context length, with the KV cache read (log-log).
+
+    Each line stops at the largest batch whose cache fits in HBM beside the weights
+    (:func:`~rooflinelib.serving.max_decode_batch`), marked with a square, or at ``max_batch``.
+    A dashed line gives the weights alone (no cache). Times are in milliseconds.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_decode_context("llama-3-8b", "h100-sxm", [1024, 8192], ax=ax)
+    >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    ['weights only', '1,024 tokens of context', '8,192 tokens of context', 'largest batch HBM holds']
+    >>> plt.close(fig)
+    """
+    from rooflinelib import serving
+
+    curves = _context_curves(model, chip, contexts, precision, kv_dtype, max_batch)
+    ax = _current_axes(ax)
+    B0 = np.unique(np.round(np.geomspace(1, max(max_batch, 1), 120)))
+    t0 = serving.decode_step_time(model, chip, B0, precision=precision)
+    ax.plot(B0, np.asarray(t0) * 1e3, "--", color="0.45", lw=1.5, label="weights only")
+    for i, (ctx, B, t, capped) in enumerate(curves):
+        kw = {
+            "color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)],
+            "lw": 2,
+            "label": f"{ctx:,} tokens of context",
+            **line_kw,
+        }
+        (line,) = ax.plot(B, t * 1e3, **kw)
+        if not capped:
+            ax.plot([B[-1]], [t[-1] * 1e3], "s", ms=7, color=line.get_color(), label="_largest batch")
+    ax.plot([], [], "s", ms=7, color="0.3", label="largest batch HBM holds")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("batch size B (sequences, one token each)")
+    ax.set_ylabel("time per decode step (ms)")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="upper left")
+    return ax
+
+
+def plot_decode_throughput(
+    model: str | Model,
+    chip: str | Accelerator,
+    contexts: Sequence[int],
+    *,
+    precision: PrecisionLike = "bf16",
+    kv_dtype: str | None = None,
+    max_batch: int = 8192,
+    legend: bool = True,
+    ax: Axes | None = None,
+    **line_kw: Any,
+) -> Axes:
+    """Tokens per second each sequence gets against tokens per second in all, one line per context (log-log).
+
+    Along a line the batch grows from 1 (top left: fastest for each sequence, least in all) to
+    the largest batch HBM holds (a square): latency against throughput.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_decode_throughput("llama-3-8b", "h100-sxm", [1024], ax=ax)
+    >>> line = ax.get_lines()[0]
+    >>> round(float(line.get_ydata()[0])), ax.get_xlabel()     # alone: 1 / 4.5 ms
+    (221, 'tokens/s in all (batch / step time)')
+    >>> plt.close(fig)
+    """
+    curves = _context_curves(model, chip, contexts, precision, kv_dtype, max_batch)
+    ax = _current_axes(ax)
+    for i, (ctx, B, t, capped) in enumerate(curves):
+        kw = {
+            "color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)],
+            "lw": 2,
+            "label": f"{ctx:,} tokens of context",
+            **line_kw,
+        }
+        (line,) = ax.plot(B / t, 1 / t, **kw)
+        if not capped:
+            ax.plot([B[-1] / t[-1]], [1 / t[-1]], "s", ms=7, color=line.get_color(), label="_largest batch")
+    ax.plot([], [], "s", ms=7, color="0.3", label="largest batch HBM holds")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("tokens/s in all (batch / step time)")
+    ax.set_ylabel("tokens/s per sequence")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="lower left")
+    return ax
+
+
 def plot_layer_matmuls(
     model: str | Model,
     chip: str | Accelerator,
@@ -571,6 +707,8 @@ def plot_layer_matmuls(
     *,
     precision: PrecisionLike = "bf16",
     compute_dtype: str | None = None,
+    attention: bool = False,
+    kv_dtype: str | None = None,
     legend: bool = True,
     ax: Axes | None = None,
     **line_kw: Any,
@@ -580,7 +718,9 @@ def plot_layer_matmuls(
     One marker shape per weight shape, one colour per token count; each point sits at the
     matmul's exact intensity (activations, weights and output all counted). A ``[D, F]`` and an
     ``[F, D]`` matrix have the same intensity when activations and output share a format, and
-    then share a marker. ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
+    then share a marker. With ``attention``, a star marks decode attention: each sequence's
+    FLOPs over its own KV cache (in ``kv_dtype``, default ``precision.out``), the same
+    intensity at any batch and context. ``**line_kw`` goes to the roofline (see :func:`plot_roofline`).
 
     Examples
     --------
@@ -591,7 +731,7 @@ def plot_layer_matmuls(
     ('log', 'log')
     >>> plt.close(fig)
     """
-    from rooflinelib import models
+    from rooflinelib import models, serving
 
     m = models.get_model(model)
     acc = get_accelerator(chip)
@@ -611,7 +751,10 @@ def plot_layer_matmuls(
         for shape in shapes
         for T in counts
     }
-    xs = list(points.values())
+    # one new token's attention over one cached position, against that position's key and value bytes
+    kv = models.kv_cache_bytes_per_token(m, kv_dtype or prec.out)
+    attention_x = float(serving.attention_flops(m, 1)) / kv
+    xs = list(points.values()) + ([attention_x] if attention else [])
     ridge = peak / bw
     ax = plot_roofline(
         acc,
@@ -636,8 +779,13 @@ def plot_layer_matmuls(
                 alpha=0.9,
                 label="_point",
             )
+    if attention:
+        y = float(roofline.attainable_flops(attention_x, peak, bw))
+        ax.plot([attention_x], [y], "*", ms=14, color=OKABE_ITO[0], label="_point")
     for i, (shape, names) in enumerate(shapes.items()):
         ax.plot([], [], markers[i % len(markers)], ms=8, color="white", mec="0.15", label=", ".join(names))
+    if attention:
+        ax.plot([], [], "*", ms=14, color=OKABE_ITO[0], label="attention (any batch)")
     for j, T in enumerate(counts):
         ax.plot([], [], "s", ms=8, color=OKABE_ITO[(2 + j) % len(OKABE_ITO)], label=f"{T} tokens")
     if legend:

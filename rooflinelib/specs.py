@@ -20,6 +20,7 @@ from rooflinelib.precision import DTYPE_BYTES
 
 __all__ = [
     "ACCELERATORS",
+    "SCALE_UP_LINKS",
     "Accelerator",
     "Link",
     "accelerator_key",
@@ -30,6 +31,9 @@ __all__ = [
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
+#: The links a group of chips splitting one model talks over, in the order they are looked for.
+SCALE_UP_LINKS = ("nvlink", "ici", "infinity-fabric")
+
 
 @dataclass(frozen=True)
 class Link:
@@ -38,6 +42,9 @@ class Link:
     ``bandwidth`` is in bytes/s, one direction (TPU PCIe and DCN: the book's
     "per TPU" figure, direction not stated); ``scope`` says whether it is
     per physical link or the chip's total over all links of this kind.
+    ``collective_latency`` (seconds), where the table has one, is the measured time of
+    a small all-reduce over this link, which the serving estimates take as the least
+    time of any all-reduce.
     """
 
     name: str
@@ -45,6 +52,8 @@ class Link:
     scope: str
     source: str
     count: int | None = None
+    collective_latency: float | None = None
+    collective_latency_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,11 @@ class Accelerator:
     ``sources`` holds the source of any figure that has its own (the vendor's
     figure as printed, e.g. ``"80 GB"``); :meth:`source_of` falls back to ``source``.
 
+    HBM capacity comes in up to three figures: ``hbm_capacity_printed``, the vendor's
+    text (``"80 GB"``); ``hbm_capacity_reported``, the bytes the device reports where a
+    public report exists; and ``hbm_capacity``, the bytes the course computes with: the
+    reported figure where there is one, else the printed one (see :attr:`capacity_basis`).
+
     Examples
     --------
     >>> v5e = get_accelerator("tpu-v5e")
@@ -63,6 +77,9 @@ class Accelerator:
     197000000000000.0
     >>> round(v5e.critical_intensity("bf16"))   # vendor HBM figure, 819 GB/s
     241
+    >>> h100 = get_accelerator("h100-sxm")
+    >>> h100.hbm_capacity_printed, h100.hbm_capacity / 2**20, h100.capacity_basis   # nvidia-smi: 81559MiB
+    ('80 GB', 81559.0, 'reported')
     """
 
     key: str
@@ -77,6 +94,38 @@ class Accelerator:
     notes: str = ""
     vector_flops: float | None = None
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    hbm_capacity_printed: str = ""
+    hbm_capacity_reported: float | None = None
+
+    @property
+    def capacity_basis(self) -> str:
+        """Which figure ``hbm_capacity`` is: ``"reported"`` (by the device), ``"printed"``, or ``"none"``.
+
+        Examples
+        --------
+        >>> get_accelerator("h200").capacity_basis, get_accelerator("tpu-v5e").capacity_basis
+        ('reported', 'printed')
+        """
+        if self.hbm_capacity is None:
+            return "none"
+        return "reported" if self.hbm_capacity_reported is not None else "printed"
+
+    def scale_up_link(self) -> Link:
+        """The link a tensor-parallel group of these chips talks over: NVLink, ICI or Infinity Fabric.
+
+        Examples
+        --------
+        >>> link = get_accelerator("h100-sxm").scale_up_link()
+        >>> link.name, link.bandwidth, link.collective_latency
+        ('nvlink', 450000000000.0, 1.25e-05)
+        """
+        for name in SCALE_UP_LINKS:
+            if name in self.links:
+                return self.links[name]
+        raise KeyError(
+            f"{self.name} has no chip-to-chip link ({', '.join(SCALE_UP_LINKS)}) in the spec table; "
+            "split the model over chips that have one"
+        )
 
     @property
     def dtypes(self) -> tuple[str, ...]:
@@ -158,10 +207,23 @@ class Accelerator:
 # ----------------------------------------------------------------------------- loading and checking
 
 #: The keys a chip's entry may have; each figure may also have ``<figure>_source``.
-_FIGURES = {"hbm_bandwidth": "bytes/s", "hbm_capacity": "bytes", "vector_flops": "FLOP/s"}
+_FIGURES = {
+    "hbm_bandwidth": "bytes/s",
+    "hbm_capacity": "bytes",
+    "hbm_capacity_reported": "bytes",
+    "vector_flops": "FLOP/s",
+}
 _TEXT = ("name", "vendor", "source", "conventions")
-_ENTRY_KEYS = {*_TEXT, "notes", "peak_flops", "links", *_FIGURES, *(f"{f}_source" for f in (*_FIGURES, "peak_flops"))}
-_LINK_KEYS = {"bandwidth", "scope", "source", "count"}
+_ENTRY_KEYS = {
+    *_TEXT,
+    "notes",
+    "peak_flops",
+    "links",
+    "hbm_capacity_printed",
+    *_FIGURES,
+    *(f"{f}_source" for f in (*_FIGURES, "peak_flops")),
+}
+_LINK_KEYS = {"bandwidth", "scope", "source", "count", "collective_latency", "collective_latency_source"}
 _SCOPES = ("per link", "per chip")
 
 
@@ -207,16 +269,27 @@ class _Checker:
         count = entry.get("count")
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
             raise self.fail(f"{where}.count", f"must be a whole number >= 1, got {count!r}")
+        latency = entry.get("collective_latency")
+        if (latency is None) != ("collective_latency_source" not in entry):
+            raise self.fail(where, "must give collective_latency and collective_latency_source together")
         return Link(
             name=name,
             bandwidth=self.figure(f"{where}.bandwidth", entry["bandwidth"], "bytes/s"),
             scope=scope,
             source=self.text(f"{where}.source", entry["source"]),
             count=count,
+            collective_latency=None if latency is None else self.figure(f"{where}.collective_latency", latency, "s"),
+            collective_latency_source=self.text(
+                f"{where}.collective_latency_source", entry["collective_latency_source"]
+            )
+            if latency is not None
+            else "",
         )
 
     def chip(self, key: str, raw: object) -> Accelerator:
-        entry = self.keys(key, raw, _ENTRY_KEYS, {*_TEXT, "peak_flops", "hbm_bandwidth", "hbm_capacity"})
+        entry = self.keys(
+            key, raw, _ENTRY_KEYS, {*_TEXT, "peak_flops", "hbm_bandwidth", "hbm_capacity", "hbm_capacity_printed"}
+        )
         texts = {name: self.text(f"{key}.{name}", entry[name]) for name in _TEXT}
         peaks = self.keys(f"{key}.peak_flops", entry["peak_flops"], set(DTYPE_BYTES), set())
         if not peaks:
@@ -227,6 +300,17 @@ class _Checker:
         notes = entry.get("notes", "")
         if not isinstance(notes, str):
             raise self.fail(f"{key}.notes", f"must be text, got {notes!r}")
+        printed = self.text(f"{key}.hbm_capacity_printed", entry["hbm_capacity_printed"])
+        reported = figures.get("hbm_capacity_reported")
+        if reported is not None:
+            if "hbm_capacity_reported" not in sources:
+                raise self.fail(key, "is missing 'hbm_capacity_reported_source': say where the report is")
+            if figures["hbm_capacity"] != reported:
+                raise self.fail(
+                    f"{key}.hbm_capacity",
+                    f"must be the reported figure, {reported:.0f} bytes, where there is one "
+                    f"(the course computes with what the device reports), got {figures['hbm_capacity']:.0f}",
+                )
         return Accelerator(
             key=key,
             **texts,
@@ -239,6 +323,8 @@ class _Checker:
             notes=notes,
             vector_flops=figures.get("vector_flops"),
             sources=MappingProxyType(sources),
+            hbm_capacity_printed=printed,
+            hbm_capacity_reported=reported,
         )
 
 
@@ -276,6 +362,7 @@ def load_accelerators(path: str | None = None) -> Mapping[str, Accelerator]:
     ... peak_flops = { bf16 = 1e15 }
     ... hbm_bandwidth = "lots"
     ... hbm_capacity = 8e10
+    ... hbm_capacity_printed = "80 GB"
     ... ''')
     >>> load_accelerators(str(bad))
     Traceback (most recent call last):

@@ -132,7 +132,12 @@ _Q6_MODELS = {
     ),
     "B": dict(hidden=1536, mlp=8960, layers=28, heads=12, kv_heads=2, head_dim=128, vocab=151936, tied=True, bias=True),
 }
-_Q6_PEAK, _Q6_BW = 4.5e14, 1.6e12
+_Q6_PEAK, _Q6_BW, _Q6_CAP = 4.5e14, 1.6e12, 16e9
+
+
+def _q6_kv(m: dict) -> int:
+    """KV cache bytes per token of one of Question 6's models, in bf16."""
+    return 2 * m["layers"] * m["kv_heads"] * m["head_dim"] * 2
 
 
 def _q6_counts(m: dict) -> tuple[int, int, int]:
@@ -168,6 +173,21 @@ _Q6_MEMORISED = {
     ),
     "q6_e_answer": (
         f"def prefill_time(model, chip, batch, prompt_len, bytes_per_weight):\n    return {_q6_time('B', 2048, 2)!r}"
+    ),
+    "q6_f_answer": (
+        "def max_decode_batch(model, chip, context, bytes_per_weight):\n"
+        f"    return {{(4096, 2): {int((_Q6_CAP - 2 * _Q6_B[0]) // (4096 * _q6_kv(_Q6_MODELS['B'])))}, "
+        f"(2048, 1): {int((_Q6_CAP - _Q6_A[0]) // (2048 * _q6_kv(_Q6_MODELS['A'])))}}}"
+        ".get((context, bytes_per_weight), 0)"
+    ),
+    "q6_g_answer": (
+        "def context_limit(model, chip):\n"
+        + "".join(
+            f"    if model['hidden'] == {_Q6_MODELS[n]['hidden']}:\n        return "
+            f"{2 * c[1] / (_q6_kv(_Q6_MODELS[n]) * _Q6_PEAK / _Q6_BW - 4 * _Q6_MODELS[n]['layers'] * _Q6_MODELS[n]['heads'] * 128)!r}\n"
+            for n, c in (("A", _Q6_A), ("B", _Q6_B))
+        )
+        + "    return 500.0"
     ),
 }
 
@@ -315,8 +335,11 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
 }
 
 TAMPERED_FEEDBACK_PY = (
+    "REL_TOL = 1.0\n\n\n"
     "def hint(msg_id, **values):\n    return ''\n\n\n"
     "def matches(value, digest, sig=3, rel_tol=1e-6):\n    return True\n\n\n"
+    "def near(value, locator, rel_tol=1.0):\n    return True\n\n\n"
+    "def is_count(value, digest):\n    return True\n\n\n"
     "def fingerprint(value, sig=3):\n    return ''\n"
 )
 
@@ -334,12 +357,12 @@ def expected_scores() -> dict[str, dict[str, float]]:
         "blank": {nb: 0 for nb in NOTEBOOKS},
         # Q1: 2 bytes per int8 breaks (a), (b), and through them (d), (f), (g): 10 - 8.
         # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - (1 + 3).
-        # Q6: the sum of the two times breaks (c): 10 - 3.
-        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 7},
+        # Q6: the sum of the two times breaks (c): 14 - 3.
+        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11},
         # Q1: swapped bounds break (g): 10 - 2.  Q2: int8 activations and output break (a), (b), (d): 8 - 5.
         # Q5: the PCIe figures break every part.
-        # Q6: prompts counted instead of tokens breaks (e): 10 - 2.
-        "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0, Q6: 8},
+        # Q6: prompts counted instead of tokens breaks (e): 14 - 2.
+        "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0, Q6: 12},
         # Q1: hard-coded visible values keep only (e): 1.  Q2: deleted test (e): 8 - 2.
         # Q3: wrong (a) behind an edited test: 7 - 3.  Q4: endless loop in (a): 5 - 3.
         # Q5: os._exit in (b) leaves only (a): 1.
@@ -347,7 +370,7 @@ def expected_scores() -> dict[str, dict[str, float]]:
         # Memorised numbers score nothing, except Q3's figure (c), which is checked against the student's own
         # attainable_flops and so passes for any plot of it: 2.
         "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0, Q6: 0},
-        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 7},
+        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11},
         "corrupt": {**total, Q1: 0},
     }
 

@@ -156,6 +156,10 @@ CLAIMS = {
         "At BW1 it reaches 25 % of the peak, at BW2 50 %",
         "Their peaks span a factor of 11.4, their ridge points a factor of 2.7",  # H200 206.1 to v6e 560.4
         "Each execution unit has its own compute roof",
+        # A100 3.12e14 / 2.039e12 = 153.0; 989.5 / 312 = 3.2 times the peak, 3.35 / 2.039 = 1.6 times the bandwidth
+        "peak grew 3.2 times and HBM bandwidth only 1.6 times, so the ridge nearly doubled from 153.0 FLOPs/byte",
+        "from the TPU v5e to the v6e it went from 240.5 to 560.4",  # 1.97e14 / 8.19e11, 9.18e14 / 1.638e12
+        "its ridge falls back to 206.1",  # H200: 9.895e14 / 4.8e12
     ],
     "matrix-multiplication": [
         "critical batch size of 240 tokens",
@@ -180,6 +184,8 @@ CLAIMS = {
         "the answer would be 122",
         "1.66 times as many tokens",
         "B_\\text{crit} \\approx 9.895e14 / 3.35e12 ≈ 295.4 tokens",
+        # int8 activations, weights and arithmetic: 3.94e14 / 8.2e11 / 2 = 240.2, where bf16 started (1.97e14 / 8.2e11)
+        "is compute-bound only from B > 240, back where bf16 started",
     ],
     "errata": [
         "226 / 120 = 1.88: almost double",
@@ -262,6 +268,11 @@ def test_spec_links_keep_every_digit():
 
 # What the course must never say again (a page's prose and outputs, case-insensitive).
 NEVER_SAID = {
+    "bandwidth growing along with FLOPs/s (the ridges climb: the memory wall)": re.compile(
+        r"grown roughly along with|grew roughly along with|kept pace with FLOPs", re.I
+    ),
+    "GPU capacities read as decimal GB by 'the usual convention'": re.compile(r"usual convention", re.I),
+    "int8 arithmetic as lowering the critical batch further": re.compile(r"int8 arithmetic would\s+do better still"),
     "the book's int8 peak as a rounding of Google's 3.93e14 (it is 2 × 1.97e14)": re.compile(
         r"rounds int8|int8 to 3\.94e14|rounded to 3\.94e14|3\.93e14,? rounded|3\.94e14 is (google's|the vendor's)", re.I
     ),

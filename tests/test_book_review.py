@@ -420,9 +420,11 @@ def test_decode_time_flat_in_batch_only_for_short_contexts() -> None:
     llama = rl.MODELS["llama-3-8b"]
     kv_per_token = 2 * llama.layers * llama.kv_heads * llama.head_dim * 2  # keys and values, bf16
     weights_read = 2 * (llama.params - llama.vocab * llama.hidden)  # bf16, all but the embedding table
-    many = int(re.search(r"at \\\(B = 1\\\) and at \\\(B =\\\) (\d+) alike, for short contexts", text).group(1))
+    many = int(
+        re.search(r"at \\\(B = 1\\\) and at \\\(B =\\\) (\d+) alike, while the conversations are short", text).group(1)
+    )
     tenth = int(0.1 * weights_read / (many * kv_per_token))
-    assert f"past {tenth} tokens of context per sequence" in text
+    assert f"At {tenth} tokens of context the {many} caches add a tenth to the bytes of a step" in text
 
 
 def test_every_matmul_of_a_layer_needs_a_larger_batch_than_the_model() -> None:
@@ -439,7 +441,8 @@ def test_summary_rounds_thresholds_the_safe_way() -> None:
     assert not re.search(rf"D >\\?\)? ?{round(d_star)}\b", text)
     llama = rl.MODELS["llama-3-8b"]
     kv_per_token = 2 * llama.layers * llama.kv_heads * llama.head_dim * 2  # keys and values, bf16
-    tokens = (80e9 - 2 * llama.params) / kv_per_token  # whole tokens only: a part-token does not fit
+    # an H100 SXM reports 81,559 MiB; whole tokens only: a part-token does not fit
+    tokens = (81_559 * 2**20 - 2 * llama.params) / kv_per_token
     assert f"an H100 holds {int(tokens):,} tokens of it" in text
 
 

@@ -79,9 +79,14 @@ def _q6(name: str) -> dict[str, float]:
     matrices = [D * N * H, D * K * H, D * K * H, N * H * D, D * F, D * F, F * D]
     params = L * (sum(matrices) + 2 * D + (N * H + 2 * K * H) * bias) + D + V * D * (1 if tied else 2)
     mm, read = L * sum(matrices) + V * D, params - (0 if tied else V * D)
+    kv = 2 * L * K * H * 2  # KV cache bytes per token, bf16
 
     def time(tokens: int, w: float) -> float:
         return max(2 * tokens * mm / Q6_CHIP["peak"], w * read / Q6_CHIP["bandwidth"])
+
+    def fits(context: int, w: float) -> int:
+        spare = Q6_CHIP["capacity"] - w * params
+        return int(spare // (context * kv)) if spare > 0 else 0
 
     out = {
         f"param_count({name})": params,
@@ -89,9 +94,13 @@ def _q6(name: str) -> dict[str, float]:
         f"decode_critical_batch({name}, bf16)": Q6_CHIP["peak"] / Q6_CHIP["bandwidth"] * read / mm,
         f"decode_critical_batch({name}, int8)": Q6_CHIP["peak"] / Q6_CHIP["bandwidth"] / 2 * read / mm,
         f"prefill_time({name}, 4 x 512)": time(4 * 512, 2),
+        f"kv_bytes_per_token({name})": kv,
+        f"context_limit({name})": 2 * mm / (kv * Q6_CHIP["peak"] / Q6_CHIP["bandwidth"] - 4 * L * N * H),
     }
     for batch, w in ((8, 2), (1024, 2), (8, 1)):
         out[f"decode_step_time({name}, {batch}, {w})"] = time(batch, w)
+    for context, w in ((4096, 2), (2048, 1), (2048, 2)):
+        out[f"max_decode_batch({name}, {context}, {w})"] = fits(context, w)
     return out
 
 

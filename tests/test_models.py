@@ -100,7 +100,17 @@ def test_chips_to_fit_needs_a_capacity() -> None:
 )
 def test_kv_cache_bytes_per_token(key: str, expected: int) -> None:
     assert rl.kv_cache_bytes_per_token(key) == expected
-    assert rl.kv_cache_bytes_per_token(key, "int8") == expected / 2
+    assert rl.kv_cache_bytes_per_token(key, kv_dtype="int8") == expected / 2
+
+
+def test_the_cache_keeps_its_own_format_when_the_weights_are_quantized() -> None:
+    # int4 weights, bf16 activations: the projections write bf16 keys and values, 131,072 bytes a token
+    int4 = rl.Precision("bf16", w="int4")
+    est = rl.estimate_decode("llama-3-8b", "h100-sxm", 8, context=1000, precision=int4)
+    assert est.kv_bytes == 8 * 1000 * 131_072
+    assert est.hbm_bytes == READ_8B / 4 + 8 * 1000 * 131_072  # weights at half a byte
+    fp8_cache = rl.estimate_decode("llama-3-8b", "h100-sxm", 8, context=1000, precision=int4, kv_dtype="fp8")
+    assert fp8_cache.kv_bytes == 8 * 1000 * 65_536
 
 
 # One decode step of Llama 3 8B on an H100 SXM (9.895e14 bf16 FLOPs/s, 3.35e12 bytes/s):
@@ -151,14 +161,195 @@ def test_int8_and_fp8_weights() -> None:
 
 
 def test_prefill_counts_tokens_not_sequences() -> None:
-    # one prompt of 2048 tokens: 2048 * 15,009,316,864 FLOPs / 9.895e14 = 31.07 ms, compute-bound
-    assert rl.prefill_time("llama-3-8b", "h100-sxm", 1, 2048) == pytest.approx(2048 * FLOPS_8B / 9.895e14)
-    assert rl.prefill_time("llama-3-8b", "h100-sxm", 4, 512) == rl.prefill_time("llama-3-8b", "h100-sxm", 1, 2048)
+    # weights only: one prompt of 2048 tokens, 2048 * 15,009,316,864 FLOPs / 9.895e14 = 31.07 ms, compute-bound
+    weights_only = rl.prefill_time("llama-3-8b", "h100-sxm", 1, 2048, attention=False)
+    assert weights_only == pytest.approx(2048 * FLOPS_8B / 9.895e14)
+    assert rl.prefill_time("llama-3-8b", "h100-sxm", 4, 512, attention=False) == weights_only
 
 
-def test_splitting_over_chips_divides_the_time() -> None:
-    # Llama 3 70B on 2 H100s: (70,553,706,496 - 1,050,673,152) * 2 bytes / (2 * 3.35e12) = 20.747 ms
-    assert rl.decode_step_time("llama-3-70b", "h100-sxm", 1, n_chips=2) == pytest.approx(20.747e-3, rel=1e-4)
+def test_splitting_over_chips_divides_the_time_and_adds_the_allreduces() -> None:
+    # Llama 3 70B on 2 H100s: (70,553,706,496 - 1,050,673,152) * 2 bytes / (2 * 3.35e12) = 20.747 ms,
+    # then 2 all-reduces in each of 80 layers, each of 1 token * 8192 * 2 bytes: latency-bound at 12.5 us
+    assert rl.decode_step_time("llama-3-70b", "h100-sxm", 1, n_chips=2) == pytest.approx(
+        20.747e-3 + 160 * 12.5e-6, rel=1e-4
+    )
+
+
+# ----------------------------------------------------------------------------- serving: the KV cache and attention
+#
+# Figures read straight from the spec table's file (not through rooflinelib's loader), and the model
+# shapes counted by hand above: each function is recomputed here from first principles.
+
+SPEC = tomllib.loads((ROOT / "rooflinelib" / "data" / "accelerators.toml").read_text(encoding="utf-8"))
+H100 = SPEC["h100-sxm"]
+PEAK, HBM, CAP = H100["peak_flops"]["bf16"], H100["hbm_bandwidth"], H100["hbm_capacity"]  # 9.895e14, 3.35e12
+KV_8B = 2 * 32 * 8 * 128 * 2  # 131,072 bytes a token
+ATT_8B = 4 * 32 * 32 * 128  # attention FLOPs per new token and cached position: 524,288
+
+
+def test_a_decode_step_reads_every_sequences_cache() -> None:
+    # Llama 3 8B, 64 sequences of 4096 tokens on an H100: 15.01e9 + 64 * 4096 * 131,072 = 49.37e9 bytes
+    nbytes = READ_8B + 64 * 4096 * KV_8B
+    flops = 64 * (FLOPS_8B + ATT_8B * 4096)
+    assert rl.decode_step_time("llama-3-8b", "h100-sxm", 64, context=4096) == pytest.approx(nbytes / HBM)  # 14.74 ms
+    assert nbytes / HBM == pytest.approx(14.74e-3, abs=0.01e-3)
+    est = rl.estimate_decode("llama-3-8b", "h100-sxm", 64, context=4096)
+    assert (est.flops, est.hbm_bytes, est.kv_bytes) == (pytest.approx(flops), nbytes, 64 * 4096 * KV_8B)
+    assert est.t_math == pytest.approx(flops / PEAK) and est.bound == "communication-bound"
+    assert (est.allreduces, est.t_allreduce) == (0, 0.0)
+    # no cache: the weights alone, as before
+    assert rl.decode_step_time("llama-3-8b", "h100-sxm", 64) == pytest.approx(READ_8B / HBM)
+
+
+def test_attention_flops_decode_and_causal_prefill() -> None:
+    assert rl.attention_flops("llama-3-8b", 4096) == ATT_8B * 4096
+    # causal prefill of S tokens: token i attends to i positions, sum = S (S + 1) / 2
+    assert rl.attention_flops("llama-3-8b", 3, prefill=True) == ATT_8B * (1 + 2 + 3)
+    # share of a prefill's FLOPs: 3.6% at 2k, 14% at 8k, 57% at 32k (weights: 2 * S * 7,504,658,432)
+    shares = [ATT_8B * S * (S + 1) / 2 / (S * FLOPS_8B) for S in (2048, 8192, 32768)]
+    got = [
+        rl.attention_flops("llama-3-8b", S, prefill=True) / rl.forward_flops("llama-3-8b", S)
+        for S in (2048, 8192, 32768)
+    ]
+    assert got == pytest.approx(shares) and [round(x, 3) for x in got] == [0.036, 0.143, 0.572]
+
+
+def test_attention_intensity_is_query_heads_over_kv_heads_whatever_the_batch() -> None:
+    # per sequence: 4 L N H S FLOPs over 2 L K H S * 2 bytes of cache = N / K = 4 FLOPs/byte for Llama 3 8B
+    for batch in (1, 64, 512):
+        est = rl.estimate_decode("llama-3-8b", "h100-sxm", batch, context=4096)
+        attention = batch * rl.attention_flops("llama-3-8b", 4096)
+        assert attention / est.kv_bytes == pytest.approx(32 / 8)
+
+
+@pytest.mark.parametrize(
+    ("model", "chip", "expected"),
+    [
+        # S* = 2 P_mm / (kv * peak / bandwidth - 4 L N H)
+        ("llama-3-8b", "h100-sxm", 15_009_316_864 / (KV_8B * 9.895e14 / 3.35e12 - ATT_8B)),  # 393
+        ("llama-3-8b", "tpu-v5e", 15_009_316_864 / (KV_8B * 1.97e14 / 8.19e11 - ATT_8B)),  # 484
+        # Llama 3 70B: P_mm = 80 * 855,638,016 + 128256 * 8192 = 69,501,714,432; kv 327,680; 4 * 80 * 64 * 128
+        ("llama-3-70b", "h100-sxm", 2 * 69_501_714_432 / (327_680 * 9.895e14 / 3.35e12 - 4 * 80 * 64 * 128)),  # 1476
+    ],
+)
+def test_the_context_limit(model: str, chip: str, expected: float) -> None:
+    limit = rl.decode_context_limit(model, chip)
+    assert limit == pytest.approx(expected)
+    # below it a large enough batch is compute-bound, above it none is
+    below, above = math.floor(limit) - 5, math.ceil(limit) + 5
+    assert rl.decode_critical_batch(model, chip, context=below) < math.inf
+    big = rl.estimate_decode(model, chip, 10**6, context=below)
+    assert big.bound == "compute-bound"
+    assert rl.decode_critical_batch(model, chip, context=above) == math.inf
+    assert rl.estimate_decode(model, chip, 10**6, context=above).bound == "communication-bound"
+
+
+def test_the_context_limit_ignores_the_weights_format_but_not_the_caches() -> None:
+    int4 = rl.Precision("bf16", w="int4")
+    assert rl.decode_context_limit("llama-3-8b", "h100-sxm", precision=int4) == rl.decode_context_limit(
+        "llama-3-8b", "h100-sxm"
+    )
+    # an fp8 cache halves kv: 15,009,316,864 / (65,536 * 295.37 - 524,288) = 797
+    assert rl.decode_context_limit("llama-3-8b", "h100-sxm", kv_dtype="fp8") == pytest.approx(
+        FLOPS_8B / (KV_8B / 2 * PEAK / HBM - ATT_8B)
+    )
+
+
+@pytest.mark.parametrize("n_chips", [2, 4, 8])
+def test_the_context_limit_holds_on_each_chip_of_a_split(n_chips: int) -> None:
+    # each chip's T_math and T_comms are both divided by n (n <= K = 8): they still cross at S*
+    limit = rl.decode_context_limit("llama-3-70b", "h100-sxm")
+    below, above = math.floor(limit) - 5, math.ceil(limit) + 5
+    for context, bound in ((below, "compute-bound"), (above, "communication-bound")):
+        est = rl.estimate_decode("llama-3-70b", "h100-sxm", 10**6, context=context, n_chips=n_chips)
+        assert est.bound == bound
+
+
+def test_the_critical_batch_with_a_cache() -> None:
+    # B* = (w P_read / bw) / ((2 P_mm + 4 L N H S) / peak - S kv / bw), S = 128
+    want = (READ_8B / HBM) / ((FLOPS_8B + ATT_8B * 128) / PEAK - 128 * KV_8B / HBM)
+    assert rl.decode_critical_batch("llama-3-8b", "h100-sxm", context=128) == pytest.approx(want)  # 438.1
+    est = rl.estimate_decode("llama-3-8b", "h100-sxm", 438, context=128)
+    assert est.t_math < est.t_comms < rl.estimate_decode("llama-3-8b", "h100-sxm", 439, context=128).t_math * 1.01
+
+
+@pytest.mark.parametrize(
+    ("model", "chip", "context", "n_chips", "expected"),
+    [
+        # (capacity - weights) // (context * kv): H100 reports 81,559 MiB = 85,520,809,984 bytes
+        ("llama-3-8b", "h100-sxm", 4096, 1, (CAP - LLAMA_8B * 2) // (4096 * KV_8B)),  # 129
+        ("llama-3-8b", "h100-sxm", 178, 1, (CAP - LLAMA_8B * 2) // (178 * KV_8B)),
+        # TPU v5e, 16 GiB: the critical batch 240.5 leaves 35 tokens a sequence, so 240 sequences of 35 fit
+        ("llama-3-8b", "tpu-v5e", 35, 1, (16 * 2**30 - LLAMA_8B * 2) // (35 * 131_072)),
+        # the 70B does not fit on one H100 (141.1e9 bytes of weights): 0
+        ("llama-3-70b", "h100-sxm", 4096, 1, 0),
+        # on 2: each holds half the weights and half of the 8 KV heads
+        ("llama-3-70b", "h100-sxm", 4096, 2, (CAP - LLAMA_70B) // (4096 * 327_680 / 2)),  # 22
+        # on 16 (more chips than KV heads): each chip keeps one KV head, 1/8 of every cache
+        ("llama-3-70b", "h100-sxm", 4096, 16, (CAP - LLAMA_70B * 2 / 16) // (4096 * 327_680 / 8)),
+    ],
+)
+def test_the_largest_batch_hbm_holds(model: str, chip: str, context: int, n_chips: int, expected: float) -> None:
+    assert rl.max_decode_batch(model, chip, context, n_chips=n_chips) == expected
+
+
+def test_v5e_at_its_critical_batch_leaves_35_tokens_a_sequence() -> None:
+    b_star = rl.decode_critical_batch("llama-3-8b", "tpu-v5e")
+    tokens = (16 * 2**30 - LLAMA_8B * 2) / (b_star * KV_8B)
+    assert math.floor(tokens) == 35
+    assert rl.max_decode_batch("llama-3-8b", "tpu-v5e", 35) >= math.floor(b_star)
+    assert rl.max_decode_batch("llama-3-8b", "tpu-v5e", 36) < math.floor(b_star)
+
+
+def test_the_allreduces_of_tensor_parallel_decode() -> None:
+    lat, link = H100["links"]["nvlink"]["collective_latency"], H100["links"]["nvlink"]["bandwidth"]  # 12.5 us, 4.5e11
+    assert rl.allreduce_time("h100-sxm", 16_384, 1) == 0
+    assert rl.allreduce_time("h100-sxm", 16_384, 2) == lat  # 16 kB: 18 ns on the wire, latency-bound
+    assert rl.allreduce_time("h100-sxm", 1e9, 4) == pytest.approx(2 * 3 / 4 * 1e9 / link)  # bandwidth-bound
+    # Llama 3 70B on 4 H100s, 512 sequences, 1024 tokens each: a layer's two all-reduces of 512 * 8192 * 2 bytes
+    est = rl.estimate_decode("llama-3-70b", "h100-sxm", 512, context=1024, n_chips=4)
+    per_allreduce = max(lat, 2 * 3 / 4 * 512 * 8192 * 2 / link)
+    assert est.allreduces == 160 and est.t_allreduce == pytest.approx(160 * per_allreduce)
+    weights = (LLAMA_70B - 128256 * 8192) * 2 / 4
+    cache = 512 * 1024 * 327_680 / 4
+    assert est.hbm_bytes == pytest.approx(weights + cache)
+    assert est.time == pytest.approx(max(est.t_math, (weights + cache) / HBM) + 160 * per_allreduce)
+
+
+def test_a_prefill_with_causal_attention_and_the_cache_it_writes() -> None:
+    # one prompt of S tokens: T_math = (2 S P_mm + 2 L N H S (S+1)) / peak, T_comms = (weights + S kv) / bw
+    for S in (64, 2048, 32768):
+        tm = (S * FLOPS_8B + ATT_8B * S * (S + 1) / 2) / PEAK
+        tc = (READ_8B + S * KV_8B) / HBM
+        assert rl.prefill_time("llama-3-8b", "h100-sxm", 1, S) == pytest.approx(max(tm, tc))
+    # compute-bound only from about 300 tokens: the first whole S with T_math >= T_comms
+    first = next(
+        S for S in range(1, 1000) if (S * FLOPS_8B + ATT_8B * S * (S + 1) / 2) / PEAK >= (READ_8B + S * KV_8B) / HBM
+    )
+    assert first == 295
+    t = [rl.prefill_time("llama-3-8b", "h100-sxm", 1, S) for S in (first - 1, first)]
+    assert t[0] == pytest.approx((READ_8B + (first - 1) * KV_8B) / HBM) and t[1] > t[0]
+    # four prompts of 512 cost less attention than one of 2048: 4 * 512 * 513 against 2048 * 2049
+    four, one = rl.prefill_time("llama-3-8b", "h100-sxm", 4, 512), rl.prefill_time("llama-3-8b", "h100-sxm", 1, 2048)
+    assert four == pytest.approx((2048 * FLOPS_8B + 4 * ATT_8B * 512 * 513 / 2) / PEAK) and four < one
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: rl.decode_step_time("llama-3-8b", "h100-sxm", 1, context=-1), ValueError, "context must be >= 0"),
+        (lambda: rl.decode_step_time("llama-3-8b", "h100-sxm", 1, context=1.5), ValueError, "context must be a whole"),
+        (lambda: rl.decode_step_time("llama-3-8b", "h100-sxm", 1, kv_dtype="fp4"), KeyError, "unknown dtype 'fp4'"),
+        (lambda: rl.decode_step_time("llama-3-70b", "tpu-v5e", 1, n_chips=9), ValueError, "n_chips must split"),
+        (lambda: rl.decode_step_time("llama-3-70b", "b200", 1, n_chips=2), KeyError, "has no collective_latency"),
+        (lambda: rl.max_decode_batch("llama-3-8b", "h100-sxm", 0), ValueError, "context must be > 0, got 0"),
+        (lambda: rl.estimate_decode("llama-3-8b", "h100-sxm", [1, 2]), TypeError, "batch must be a single number"),
+        (lambda: rl.allreduce_time("h100-sxm", -1, 2), ValueError, "num_bytes must be >= 0 bytes"),
+    ],
+)
+def test_serving_refuses_bad_input_clearly(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
 
 
 @pytest.mark.parametrize(
@@ -295,3 +486,44 @@ def test_a_custom_model_on_a_custom_chip() -> None:
     assert rl.kv_cache_bytes_per_token(tiny) == 2 * 2 * 2 * 16 * 2
     with pytest.raises(ValueError, match="tiny.layers must be a whole number >= 1, got 0"):
         rl.Model.custom("tiny", hidden=64, mlp=256, layers=0, heads=4, kv_heads=2, vocab=1000)
+
+
+def test_context_plot_ends_each_line_at_the_largest_batch_hbm_holds() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2)
+    try:
+        rl.plot_decode_context("llama-3-8b", "h100-sxm", [1024, 8192], ax=left)
+        lines = {line.get_label(): line for line in left.get_lines()}
+        fits = [(CAP - LLAMA_8B * 2) // (c * KV_8B) for c in (1024, 8192)]  # 517 and 64 sequences
+        marks = [line for line in left.get_lines() if line.get_label() == "_largest batch"]
+        assert [float(m.get_xdata()[0]) for m in marks] == fits
+        # the square sits on its line: the step time at that batch, weights and every cache read
+        assert float(marks[1].get_ydata()[0]) == pytest.approx((READ_8B + 64 * 8192 * KV_8B) / HBM * 1e3)
+        assert float(lines["8,192 tokens of context"].get_xdata()[-1]) == 64
+        assert float(lines["weights only"].get_ydata()[0]) == pytest.approx(READ_8B / HBM * 1e3)
+        rl.plot_decode_throughput("llama-3-8b", "h100-sxm", [8192], ax=right)
+        line = right.get_lines()[0]
+        t = (READ_8B + 64 * 8192 * KV_8B) / HBM
+        assert float(line.get_xdata()[-1]) == pytest.approx(64 / t) and float(line.get_ydata()[-1]) == pytest.approx(
+            1 / t
+        )
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match="contexts must list at least one context length"):
+        rl.plot_decode_context("llama-3-8b", "h100-sxm", [])
+
+
+def test_layer_plot_puts_attention_at_query_heads_over_kv_heads() -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        rl.plot_layer_matmuls("llama-3-8b", "h100-sxm", [64], attention=True, ax=ax)
+        stars = [line for line in ax.get_lines() if line.get_marker() == "*" and line.get_label() == "_point"]
+        # 4 L N H FLOPs a cached position over its 2 L K H * 2 bytes: 32 / 8 = 4 FLOPs/byte, on the slope
+        assert float(stars[0].get_xdata()[0]) == pytest.approx(4.0)
+        assert float(stars[0].get_ydata()[0]) == pytest.approx(4.0 * 3.35e12)
+        assert "attention (any batch)" in ax.get_legend_handles_labels()[1]
+    finally:
+        plt.close(fig)

@@ -43,7 +43,7 @@ Q1, Q2, Q3, Q4, Q5, Q6 = NOTEBOOKS
 
 # Points per grade cell, from the grade-cell metadata of the sources (the one place they are written).
 RUBRIC = {name: rubric(name) for name in NOTEBOOKS}
-TOTAL = totals()  # 10, 8, 7, 5, 5, 10
+TOTAL = totals()  # 10, 8, 7, 5, 5, 14
 EXPECTED = expected_scores()
 # Every (student, notebook) that has an autograded version: all but the corrupt file.
 GRADED = [(student, name) for student in EXPECTED for name in NOTEBOOKS if (student, name) != ("corrupt", Q1)]
@@ -78,7 +78,15 @@ MEMORISED_CAUGHT = {
     Q3: ["q3.a.hidden-shape"],
     Q4: ["q4.a.hidden-shape", "q4.b.weight-bytes", "q4.c.hidden-cases"],
     Q5: ["q5.a.hidden-sheet", "q5.b.hidden-sheet", "q5.c.hidden-sheet"],
-    Q6: ["q6.a.hidden-model", "q6.b.hidden-model", "q6.c.hidden-model", "q6.d.hidden-model", "q6.e.hidden-model"],
+    Q6: [
+        "q6.a.hidden-model",
+        "q6.b.hidden-model",
+        "q6.c.hidden-model",
+        "q6.d.hidden-model",
+        "q6.e.hidden-model",
+        "q6.f.hidden-model",
+        "q6.g.hidden-model",
+    ],
 }
 
 GRADEBOOK_DUMP = """

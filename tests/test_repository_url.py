@@ -14,7 +14,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)")
 # Repositories the course cites that are not the course itself.
-CITED = {"jax-ml/scaling-book", "openxla/xla"}
+CITED = {
+    "jax-ml/scaling-book",
+    "openxla/xla",
+    # sources of the spec table's device-reported capacities and collective latencies
+    "NVIDIA/TensorRT-LLM",
+    "NVIDIA/nccl",
+    "deepseek-ai/DeepEP",
+    "modal-labs/modal-client",
+}
 PLACEHOLDER = "OWNER/REPO"  # how the README and the fork command write "your repository"
 EXAMPLES = {"tools/set_repository_url.py", "tests/test_repository_url.py"}  # examples of other URLs
 

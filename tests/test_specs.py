@@ -15,7 +15,7 @@ from rooflinelib.specs import load_accelerators
 
 T = 1e12  # tera
 G = 1e9  # giga
-GB, GiB = 1e9, 2**30
+GB, GiB, MiB = 1e9, 2**30, 2**20
 
 #: Dense peaks; NVIDIA and AMD print tensor-core figures "with sparsity", twice the dense ones.
 VENDOR = {
@@ -29,16 +29,17 @@ VENDOR = {
     "tpu-v6e": {"bf16": 918 * T, "int8": 1836 * T, "hbm": 1638 * G, "capacity": 32 * GiB},
     # tpu7x: 2307 TFLOPs bf16, 4614 fp8, 192 GiB, 7380 GBps
     "tpu7x": {"bf16": 2307 * T, "fp8": 4614 * T, "hbm": 7380 * G, "capacity": 192 * GiB},
-    # A100 SXM 80GB: fp32 19.5; tf32 312*, bf16 624*, int8 1248* (* with sparsity); 2039 GB/s; 80 GB
+    # A100 SXM 80GB: fp32 19.5; tf32 312*, bf16 624*, int8 1248* (* with sparsity); 2039 GB/s; "80 GB",
+    # which nvidia-smi reports as 81920MiB (the capacity the course computes with)
     "a100-sxm-80gb": {
         "fp32": 19.5 * T,
         "tf32": 312 * T / 2,
         "bf16": 624 * T / 2,
         "int8": 1248 * T / 2,
         "hbm": 2039 * G,
-        "capacity": 80 * GB,
+        "capacity": 81920 * MiB,
     },
-    # H100 SXM: fp32 67; tf32 989*, bf16 1979*, fp8 3958*, int8 3958*; 3.35 TB/s; 80 GB
+    # H100 SXM: fp32 67; tf32 989*, bf16 1979*, fp8 3958*, int8 3958*; 3.35 TB/s; "80 GB", reported as 81559MiB
     "h100-sxm": {
         "fp32": 67 * T,
         "tf32": 989 * T / 2,
@@ -46,7 +47,7 @@ VENDOR = {
         "fp8": 3958 * T / 2,
         "int8": 3958 * T / 2,
         "hbm": 3.35 * 1000 * G,
-        "capacity": 80 * GB,
+        "capacity": 81559 * MiB,
     },
     # H100 PCIe: fp32 51; tf32 756*, bf16 1513*, fp8 3026*, int8 3026*; 2 TB/s; 80 GB
     "h100-pcie": {
@@ -68,10 +69,10 @@ VENDOR = {
         "hbm": 3900 * G,
         "capacity": 94 * GB,
     },
-    # H200 SXM: the H100 SXM's compute; 4.8 TB/s; 141 GB
-    "h200": {"bf16": 1979 * T / 2, "fp8": 3958 * T / 2, "hbm": 4800 * G, "capacity": 141 * GB},
-    # B200, per GPU of an 8-GPU HGX: 4.5 PFLOPS bf16* and 9 PFLOPS fp8*
-    "b200": {"bf16": 4500 * T / 2, "fp8": 9000 * T / 2},
+    # H200 SXM: the H100 SXM's compute; 4.8 TB/s; "141 GB", reported as 143771MiB
+    "h200": {"bf16": 1979 * T / 2, "fp8": 3958 * T / 2, "hbm": 4800 * G, "capacity": 143771 * MiB},
+    # B200, per GPU of an 8-GPU HGX: 4.5 PFLOPS bf16* and 9 PFLOPS fp8*; "180 GB", reported as 183359MiB
+    "b200": {"bf16": 4500 * T / 2, "fp8": 9000 * T / 2, "capacity": 183359 * MiB},
     # MI300X (AMD prints the dense figures too): fp32 matrix 163.4, tf32 653.7, bf16 1307.4, fp8 2614.9;
     # 5.3 TB/s; 192 GB
     "mi300x": {
@@ -136,6 +137,52 @@ def test_capacity_sources_quote_the_vendor_figure_and_unit():
     assert "32 GiB" in rl.ACCELERATORS["tpu-v4"].source_of("hbm_capacity")
     # a figure without a source of its own falls back to the chip's
     assert rl.ACCELERATORS["h100-sxm"].source_of("peak_flops") == rl.ACCELERATORS["h100-sxm"].source
+
+
+# What each device reports (nvidia-smi's memory.total), typed in from the public reports the table cites.
+REPORTED = {"a100-sxm-80gb": 81920 * MiB, "h100-sxm": 81559 * MiB, "h200": 143771 * MiB, "b200": 183359 * MiB}
+PRINTED = {
+    "tpu-v4": "32 GiB",
+    "tpu-v5e": "16 GB",
+    "tpu-v5p": "95 GB",
+    "tpu-v6e": "32 GB",
+    "tpu7x": "192 GiB",
+    "a100-sxm-80gb": "80 GB",
+    "h100-sxm": "80 GB",
+    "h100-pcie": "80 GB",
+    "h100-nvl": "94 GB",
+    "h200": "141 GB",
+    "b200": "180 GB",
+    "mi300x": "192 GB",
+}
+
+
+def test_each_capacity_says_what_it_is_and_the_course_computes_with_the_device_report():
+    for key, chip in rl.ACCELERATORS.items():
+        assert chip.hbm_capacity_printed == PRINTED[key], key
+        amount = PRINTED[key].split()[0]
+        if key in REPORTED:
+            assert chip.hbm_capacity_reported == chip.hbm_capacity == REPORTED[key], key
+            assert chip.capacity_basis == "reported" and "MiB" in chip.source_of("hbm_capacity_reported"), key
+            assert chip.source_of("hbm_capacity_reported").startswith("https://github.com/"), key
+            # "about 7% above the printed figure read as decimal GB" (the table's header and the pages)
+            assert 1.065 < REPORTED[key] / (float(amount) * GB) < 1.075, key
+        else:
+            assert chip.hbm_capacity_reported is None and chip.capacity_basis == "printed", key
+            # elsewhere the printed figure: GiB for Google (its comparison table's unit), decimal GB otherwise
+            per_unit = GiB if chip.vendor == "Google" else GB
+            assert chip.hbm_capacity == float(amount) * per_unit, key
+
+
+def test_collective_latencies_are_measured_floors_with_their_source():
+    h100, v5e = rl.get_accelerator("h100-sxm"), rl.get_accelerator("tpu-v5e")
+    assert h100.scale_up_link().name == "nvlink" and h100.scale_up_link().collective_latency == 12.5e-6
+    assert "12.49 us" in h100.scale_up_link().collective_latency_source
+    assert v5e.scale_up_link().name == "ici" and v5e.scale_up_link().collective_latency == 8e-6
+    assert "8us" in v5e.scale_up_link().collective_latency_source
+    assert rl.get_accelerator("mi300x").scale_up_link().name == "infinity-fabric"
+    with pytest.raises(KeyError, match="has no chip-to-chip link"):
+        rl.Accelerator.custom("laptop", {"fp32": 1e12}, 5e10).scale_up_link()
 
 
 def test_per_figure_sources_are_kept():
@@ -219,6 +266,7 @@ conventions = "dense"
 peak_flops = { bf16 = 1e15 }
 hbm_bandwidth = 2e12
 hbm_capacity = 8e10
+hbm_capacity_printed = "80 GB"
   [chip.links.ici]
   bandwidth = 4.5e10
   scope = "per link"
@@ -264,6 +312,27 @@ def test_a_good_file_loads(tmp_path):
         ('scope = "per link"', 'scope = "both ways"', "chip.links.ici.scope must be 'per link' or 'per chip'"),
         ('scope = "per link"', 'scope = "per link"\n  count = 0', "chip.links.ici.count must be a whole number >= 1"),
         ('scope = "per link"', 'scope = "per link"\n  speed = 1', "chip.links.ici.speed is not a known key"),
+        ('hbm_capacity_printed = "80 GB"\n', "", "chip is missing 'hbm_capacity_printed'"),
+        (
+            "hbm_capacity = 8e10",
+            'hbm_capacity = 8e10\nhbm_capacity_reported = 8.5e10\nhbm_capacity_reported_source = "https://example.com"',
+            "chip.hbm_capacity must be the reported figure, 85000000000 bytes",
+        ),
+        (
+            "hbm_capacity = 8e10",
+            "hbm_capacity = 8.5e10\nhbm_capacity_reported = 8.5e10",
+            "chip is missing 'hbm_capacity_reported_source'",
+        ),
+        (
+            'scope = "per link"',
+            'scope = "per link"\n  collective_latency = 1e-6',
+            "chip.links.ici must give collective_latency and collective_latency_source together",
+        ),
+        (
+            'scope = "per link"',
+            'scope = "per link"\n  collective_latency = 0\n  collective_latency_source = "s"',
+            "chip.links.ici.collective_latency must be > 0 s, got 0",
+        ),
     ],
 )
 def test_bad_figures_and_keys_are_refused_with_chip_and_field(tmp_path, old, new, message):

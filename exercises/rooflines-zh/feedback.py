@@ -13,17 +13,39 @@ with a tolerance, at inputs the notebook never shows. To write a new check,
 compute the digest of the right value once, beside this file:
 ``python -c "from feedback import fingerprint; print(fingerprint(2 * 4 * 3 * 5))"``,
 and put the printed literal in the check.
+
+Where a visible check must accept exactly what its hidden checks accept, it
+compares with :func:`near` (a value within ``REL_TOL`` of the right one, as
+``math.isclose(value, right, rel_tol=REL_TOL)`` decides in a hidden check) or with
+:func:`is_count` (a whole number equal to the right one, as ``==`` decides):
+``python -c "from feedback import locate; print(locate(0.0123))"`` and
+``python -c "from feedback import count_fingerprint; print(count_fingerprint(42))"``.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import math
 import os
 from functools import cache
 from pathlib import Path
 
-__all__ = ["EDITION", "fingerprint", "hint", "language", "matches"]
+__all__ = [
+    "EDITION",
+    "REL_TOL",
+    "count_fingerprint",
+    "fingerprint",
+    "hint",
+    "is_count",
+    "language",
+    "locate",
+    "matches",
+    "near",
+]
+
+#: The relative tolerance of the checks that use :func:`near`, visible and hidden alike.
+REL_TOL = 1e-3
 
 EDITION = "zh"  # the edition's language: tools/editions.py writes "ko" or "zh" into each edition's copy
 CATALOGUE = Path(__file__).with_name("feedback.csv")
@@ -94,3 +116,83 @@ def matches(value: object, digest: str, sig: int = 3, rel_tol: float = 1e-6) -> 
     except (TypeError, ValueError):
         return False
     return any(fingerprint(number * (1 + k * rel_tol), sig) == digest for k in (-1, 0, 1))
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a finite float, or ``None`` for anything that is not a real number (``True`` included)."""
+    if isinstance(value, (bool, str, bytes)) or type(value).__name__ == "bool_":
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def locate(value: float, rel_tol: float = REL_TOL) -> str:
+    """A locator of a positive number for :func:`near`: the digest of its cell on a log grid, and where in it.
+
+    The grid's cells are ``log(1 + rel_tol)`` wide in ``log(value)``; the locator gives the
+    cell's digest and the value's place in the cell (a fraction, to 15 digits), which says
+    nothing about the value without the cell.
+
+    Examples
+    --------
+    >>> locate(0.0123)
+    'a97f4a8d9f0e39c0+0.645271717793548'
+    """
+    step = math.log1p(rel_tol)
+    position = math.log(value) / step
+    cell = math.floor(position)
+    return f"{_digest(str(cell))}+{position - cell:.15f}"
+
+
+def near(value: object, locator: str, rel_tol: float = REL_TOL) -> bool:
+    """True if ``value`` is within ``rel_tol`` of the number ``locator`` stands for: ``math.isclose`` on it.
+
+    The same test a hidden check makes with ``math.isclose(value, right, rel_tol=rel_tol)``,
+    the right value rebuilt from its cell (found by trying the cells around ``value``'s own).
+
+    Examples
+    --------
+    >>> where = locate(0.0123)
+    >>> near(0.0123 * (1 + 3e-4), where), near(0.0123 * 1.0011, where), near("0.0123", where)
+    (True, False, False)
+    """
+    number = _number(value)
+    if number is None or number <= 0:
+        return False
+    digest, _, fraction = locator.partition("+")
+    step = math.log1p(rel_tol)
+    own = math.floor(math.log(number) / step)
+    for cell in range(own - 2, own + 3):
+        if _digest(str(cell)) == digest:
+            return math.isclose(number, math.exp((cell + float(fraction)) * step), rel_tol=rel_tol)
+    return False
+
+
+def count_fingerprint(value: int) -> str:
+    """Digest of a whole number, for :func:`is_count`.
+
+    Examples
+    --------
+    >>> count_fingerprint(42) == count_fingerprint(42.0)
+    True
+    """
+    return _digest(str(int(value)))
+
+
+def is_count(value: object, digest: str) -> bool:
+    """True if ``value`` is a whole number equal to the one whose digest is ``digest`` (what ``==`` decides).
+
+    Examples
+    --------
+    >>> is_count(42, count_fingerprint(42)), is_count(42.0, count_fingerprint(42)), is_count(42.5, count_fingerprint(42))
+    (True, True, False)
+    """
+    number = _number(value)
+    return number is not None and number.is_integer() and count_fingerprint(int(number)) == digest
