@@ -38,6 +38,7 @@ from rooflinelib.matmul import (
     sharded_matmul_critical_d,
     sharded_matmul_t_comms,
     sharded_matmul_t_math,
+    square_matmul_size_for_time,
     tiled_matmul_bytes,
     tiled_matmul_flops,
     tiled_matmul_intensity,
@@ -71,6 +72,9 @@ from rooflinelib.roofline import (
     critical_intensity,
     is_compute_bound,
     knee_batch_size,
+    memory_bandwidth_utilization,
+    model_flops_utilization,
+    pipelined_time,
     runtime_bounds,
     t_comms,
     t_math,
@@ -86,6 +90,15 @@ from rooflinelib.specs import (
 )
 
 if TYPE_CHECKING:
+    from rooflinelib.diagrams import (
+        chip_labels,
+        draw_chip,
+        draw_matmul_reuse,
+        draw_overlap,
+        draw_tiling,
+        draw_two_chip_split,
+        overlap_schedule,
+    )
     from rooflinelib.explorer import Explorer, explore, plot_explore
     from rooflinelib.measure import (
         MachineMeasurement,
@@ -95,6 +108,7 @@ if TYPE_CHECKING:
         reference_measurements,
     )
     from rooflinelib.plotting import (
+        plot_compute_roofs,
         plot_decode_time,
         plot_layer_matmuls,
         plot_matmul_batch,
@@ -110,6 +124,13 @@ __version__ = "0.1.0"
 
 #: Names loaded from their module on first use: name -> module.
 _LAZY = {
+    "chip_labels": "rooflinelib.diagrams",
+    "draw_chip": "rooflinelib.diagrams",
+    "draw_matmul_reuse": "rooflinelib.diagrams",
+    "draw_overlap": "rooflinelib.diagrams",
+    "draw_tiling": "rooflinelib.diagrams",
+    "draw_two_chip_split": "rooflinelib.diagrams",
+    "overlap_schedule": "rooflinelib.diagrams",
     "Explorer": "rooflinelib.explorer",
     "explore": "rooflinelib.explorer",
     "plot_explore": "rooflinelib.explorer",
@@ -118,6 +139,7 @@ _LAZY = {
     "measure_machine": "rooflinelib.measure",
     "measured_knee": "rooflinelib.measure",
     "reference_measurements": "rooflinelib.measure",
+    "plot_compute_roofs": "rooflinelib.plotting",
     "plot_decode_time": "rooflinelib.plotting",
     "plot_layer_matmuls": "rooflinelib.plotting",
     "plot_matmul_batch": "rooflinelib.plotting",
@@ -163,11 +185,17 @@ __all__ = [
     "attainable_flops",
     "bottleneck",
     "chip_critical_batch_size",
+    "chip_labels",
     "chips_to_fit",
     "critical_batch_size",
     "critical_intensity",
     "decode_critical_batch",
     "decode_step_time",
+    "draw_chip",
+    "draw_matmul_reuse",
+    "draw_overlap",
+    "draw_tiling",
+    "draw_two_chip_split",
     "dtype_bytes",
     "estimate_forward",
     "estimate_matmul",
@@ -191,10 +219,15 @@ __all__ = [
     "matmul_intensity",
     "measure_machine",
     "measured_knee",
+    "memory_bandwidth_utilization",
+    "model_flops_utilization",
     "normalize_name",
+    "overlap_schedule",
     "param_count",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
+    "pipelined_time",
+    "plot_compute_roofs",
     "plot_decode_time",
     "plot_explore",
     "plot_layer_matmuls",
@@ -211,6 +244,7 @@ __all__ = [
     "sharded_matmul_critical_d",
     "sharded_matmul_t_comms",
     "sharded_matmul_t_math",
+    "square_matmul_size_for_time",
     "t_comms",
     "t_math",
     "tiled_matmul_bytes",

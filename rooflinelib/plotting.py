@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OKABE_ITO",
     "REGION_COLOURS",
+    "plot_compute_roofs",
     "plot_decode_time",
     "plot_layer_matmuls",
     "plot_matmul_batch",
@@ -216,6 +217,74 @@ def plot_roofline(
     ax.grid(True, which="major", alpha=0.3)
     if legend:
         ax.legend(loc="lower right")
+    return ax
+
+
+def plot_compute_roofs(
+    chip: str | Accelerator,
+    roofs: Mapping[str, float] | None = None,
+    *,
+    intensity_range: tuple[float, float] | None = None,
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """One chip's HBM bandwidth line under several compute roofs: one per unit and number format.
+
+    ``roofs`` maps a label to a peak in FLOPs/s; by default every peak of the spec table
+    (``"bf16"``, ``"fp32"``, ...) and the vector unit's, where the table has it. Each roof is drawn
+    from its own ridge point (marked) to the right, so a lower roof meets the bandwidth line at a lower
+    intensity. Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_compute_roofs("h100-sxm", {"bf16": 9.895e14, "fp32": 6.7e13}, ax=ax)
+    >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    ['HBM, 3.35 TB/s', 'bf16: 989.5 TFLOPs/s, ridge 295.4', 'fp32: 67 TFLOPs/s, ridge 20']
+    >>> plt.close(fig)
+    """
+    acc = get_accelerator(chip)
+    if roofs is None:
+        found = dict(acc.peak_flops)
+        if acc.vector_flops is not None:
+            found["vector unit"] = acc.vector_flops
+        roofs = found
+    peaks = _intensities("roofs", roofs, "FLOPs/s")
+    if not peaks:
+        raise ValueError("roofs must name at least one peak, e.g. {'bf16': 9.895e14}")
+    bw = acc.hbm_bandwidth
+    ridges = {label: peak / bw for label, peak in peaks.items()}
+    if intensity_range is None:
+        lo, hi = min(ridges.values()) / 30, max(ridges.values()) * 20
+    else:
+        lo, hi = (float(as_number("intensity_range", v, "FLOPs/byte", scalar=True)) for v in intensity_range)
+        if lo >= hi:
+            raise ValueError(f"intensity_range must be (low, high) with low < high, got {intensity_range}")
+    ax = _current_axes(ax)
+    top = max(peaks.values())
+    x = np.geomspace(lo, top / bw, 200)
+    rate = f"{bw / 1e12:.4g} TB/s" if bw >= 1e12 else f"{bw / 1e9:.4g} GB/s"
+    ax.plot(x, x * bw, color="0.2", lw=2, label=f"HBM, {rate}")
+    for i, (label, peak) in enumerate(sorted(peaks.items(), key=lambda item: -item[1])):
+        colour = OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)]
+        ridge = ridges[label]
+        ax.plot(
+            [ridge, hi],
+            [peak, peak],
+            color=colour,
+            lw=2,
+            label=f"{label}: {peak / 1e12:.5g} TFLOPs/s, ridge {ridge:.4g}",
+        )
+        ax.plot([ridge], [peak], "o", ms=5, color=colour)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOPs/byte)")
+    ax.set_ylabel("attainable FLOPs/s")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="lower right", fontsize="small")
     return ax
 
 
