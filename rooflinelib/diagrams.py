@@ -147,9 +147,9 @@ def draw_chip(chip: str | Accelerator, *, dtype: str = "bf16", ax: Axes | None =
     small: dict[str, Any] = {"ha": "center", "va": "center", "fontsize": 9}
 
     _box(ax, 0.2, 0.4, 7.6, 5.0, "0.5", dashed=True)  # the package
-    ax.text(0.35, 5.15, labels["name"], ha="left", va="center", fontsize=10, fontweight="bold")
+    ax.text(0.35, 5.15, labels["name"], ha="left", va="center", fontsize=10)
     _box(ax, 0.5, 1.0, 1.6, 3.8, _BLUE)  # HBM beside the die
-    ax.text(1.3, 3.3, "HBM", **{**small, "fontsize": 11, "fontweight": "bold"})
+    ax.text(1.3, 3.3, "HBM", **{**small, "fontsize": 11})
     ax.text(1.3, 2.6, labels["hbm"], **small)
     ax.text(1.3, 1.5, "off the die,\nin the package", **{**small, "fontsize": 8})
     _box(ax, 3.4, 0.8, 4.2, 4.2, "0.5", dashed=True)  # the compute die
@@ -442,7 +442,7 @@ def draw_two_chip_split(
     size: dict[str, Any] = {"fontsize": 9, "ha": "center", "va": "center"}
     for c, x0 in enumerate((0.2, 7.2)):
         _box(ax, x0, 0.4, 3.6, 4.2, "0.5", dashed=True)
-        ax.text(x0 + 1.8, 4.3, f"chip {c}", **{**size, "fontweight": "bold"})
+        ax.text(x0 + 1.8, 4.3, f"chip {c}", **{**size})
         half = r"$X[:, :D/2]$" if c == 0 else r"$X[:, D/2:]$"
         rows = r"$Y[:D/2, :]$" if c == 0 else r"$Y[D/2:, :]$"
         _box(ax, x0 + 0.2, 2.6, 1.5, 1.2, _SKY)

@@ -34,6 +34,7 @@ __all__ = [
     "plot_layer_matmuls",
     "plot_matmul_batch",
     "plot_measured_knee",
+    "plot_overhead_floor",
     "plot_measurement",
     "plot_published_roofline",
     "plot_published_sweeps",
@@ -572,6 +573,57 @@ def plot_published_sweeps(
     ax.set_xscale("log", base=2)
     if legend:
         ax.legend()
+    return ax
+
+
+def plot_overhead_floor(
+    table: PublishedMatmuls,
+    *,
+    overhead: float | None = None,
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """Measured time of the table's square matmuls ``[n, n] @ [n, n]`` against ``n``, with three bounds.
+
+    Drawn: the roofline's time ``max(T_math, T_comms)`` from the spec sheet of the table's chip, a flat
+    fixed cost per call (``overhead`` seconds; by default the smallest time measured), the larger of the
+    two, and a dotted line at the smallest ``n`` whose roofline time reaches the fixed cost
+    (:func:`rooflinelib.square_matmul_size_for_time`). Times are in microseconds, on log-log axes.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.published import get_published_matmuls
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_overhead_floor(get_published_matmuls("xla-sm90-bf16-matmul"), ax=ax)
+    >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")][-2:]
+    ['fixed cost per call, 4.99 µs', 'n = 1352']
+    >>> plt.close(fig)
+    """
+    acc = table.accelerator
+    peak, bw = acc.peak(table.dtype), acc.hbm_bandwidth
+    square = sorted((p for p in table.points if p.b == 1 and p.m == p.n == p.k), key=lambda p: p.m)
+    if not square:
+        raise ValueError(f"the table {table.name!r} has no square matmul [n, n] @ [n, n] to draw")
+    t0 = (
+        min(p.seconds for p in square) if overhead is None else float(as_number("overhead", overhead, "s", scalar=True))
+    )
+    n_star = matmul.square_matmul_size_for_time(t0, peak, bw, precision=table.dtype)
+    n = np.unique(np.round(np.geomspace(min(square[0].m, n_star) / 1.5, square[-1].m * 1.5, 300)))
+    model = np.maximum(matmul.matmul_flops(n, n, n) / peak, matmul.matmul_bytes(n, n, n, precision=table.dtype) / bw)
+    ax = _current_axes(ax)
+    ax.plot(n, model * 1e6, color=OKABE_ITO[1], lw=2, label=r"roofline: $\max(T_\mathrm{math}, T_\mathrm{comms})$")
+    ax.plot(n, np.maximum(model, t0) * 1e6, color="0.2", ls="--", lw=1.5, label="the larger of the two")
+    ax.plot([p.m for p in square], [p.seconds * 1e6 for p in square], "o", ms=7, color=OKABE_ITO[2], label="measured")
+    ax.axhline(t0 * 1e6, color=OKABE_ITO[5], ls=":", lw=2, label=f"fixed cost per call, {t0 * 1e6:.3g} µs")
+    ax.axvline(n_star, color="0.4", ls=":", lw=1, label=f"n = {n_star}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n, for a matmul [n, n] @ [n, n]")
+    ax.set_ylabel("time per matmul (µs)")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="upper left", fontsize="small")
     return ax
 
 

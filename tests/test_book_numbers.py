@@ -25,13 +25,6 @@ from source_texts import seed_files
 
 # Each glued value, as it must render wherever the page shows it.
 GLUED = {
-    "intro": {
-        "v5e_critical": "240",  # 1.97e14 / 8.2e11 = 240.24
-        "v5e_critical_exact": "240.2",
-        "v5e_critical_vendor": "240.5",  # 1.97e14 / 8.19e11 = 240.54
-        "book_half": "4377",  # the book's truncation of 1.97e14 / 4.5e10 = 4377.78
-        "half_crit_exact": "4377.8",
-    },
     "where-does-the-time-go": {
         "t_h100_ms": "1.01",  # 1e12 / 9.89e14 = 1.011e-3 s
         "t_v6e_ms": "1.1",  # 1e12 / 9.1e14 = 1.099e-3 s
@@ -115,6 +108,14 @@ GLUED = {
         "q5_h100-nvl": "214.2",  # 8.355e14 / 3.9e12 = 214.23
     },
     "errata": {
+        # how numbers are shown
+        "v5e_critical": "240",  # 1.97e14 / 8.2e11 = 240.24
+        "v5e_critical_exact": "240.2",
+        "v5e_critical_vendor": "240.5",  # 1.97e14 / 8.19e11 = 240.54
+        "book_half": "4377",  # the book's truncation of 1.97e14 / 4.5e10 = 4377.78
+        "half_crit_exact": "4377.8",
+        "v5e_hbm_main": "8.2e11",
+        "v5e_peak": "1.97e14",
         "q1_b": "243",
         "q1_b_82": "240",
         "q2_b_q1hbm": "122",
@@ -171,10 +172,6 @@ CLAIMS = {
         "compute-bound when D > 8755.6",
         "It speaks only of “TPUs”",
     ],
-    "intro": [
-        "Rates are written with the significant figures their source gives them (8.2e11 and 1.97e14",
-        "in the network chapter it prints 4377 for 4377.8",
-    ],
     "problems": [
         "within 2 % of the bf16 rule",
         "the answer would be 122",
@@ -182,6 +179,8 @@ CLAIMS = {
         "B_\\text{crit} \\approx 9.895e14 / 3.35e12 ≈ 295.4 tokens",
     ],
     "errata": [
+        "Rates are written with the significant figures their source gives them (8.2e11 and 1.97e14",
+        "in the network chapter it prints 4377 for 4377.8",
         "226 / 120 = 1.88: almost double",
         "226 / 136 = 1.66: not",
         "gives a local batch of 16,384 tokens, 16 times that",
