@@ -442,7 +442,7 @@ def draw_two_chip_split(
     size: dict[str, Any] = {"fontsize": 9, "ha": "center", "va": "center"}
     for c, x0 in enumerate((0.2, 7.2)):
         _box(ax, x0, 0.4, 3.6, 4.2, "0.5", dashed=True)
-        ax.text(x0 + 1.8, 4.3, f"chip {c}", **{**size})
+        ax.text(x0 + 1.8, 4.3, f"chip {c}", **size)
         half = r"$X[:, :D/2]$" if c == 0 else r"$X[:, D/2:]$"
         rows = r"$Y[:D/2, :]$" if c == 0 else r"$Y[D/2:, :]$"
         _box(ax, x0 + 0.2, 2.6, 1.5, 1.2, _SKY)

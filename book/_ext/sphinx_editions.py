@@ -807,7 +807,7 @@ class EditionGlossary(Directive):
             # every edition anchors a term at the same id, under its English name, for {term}`...` to link to
             node_id = term_id(item["en"])
             row["ids"].append(node_id)
-            std._note_term(item["en"], node_id, location=row)  # noqa: SLF001 (Sphinx's glossary does the same)
+            std._note_term(item["en"], node_id, location=row)
             body += row
         return [table]
 
