@@ -612,7 +612,7 @@ def plot_overhead_floor(
     n = np.unique(np.round(np.geomspace(min(square[0].m, n_star) / 1.5, square[-1].m * 1.5, 300)))
     model = np.maximum(matmul.matmul_flops(n, n, n) / peak, matmul.matmul_bytes(n, n, n, precision=table.dtype) / bw)
     ax = _current_axes(ax)
-    ax.plot(n, model * 1e6, color=OKABE_ITO[1], lw=2, label=r"roofline: $\max(T_\mathrm{math}, T_\mathrm{comms})$")
+    ax.plot(n, model * 1e6, color=OKABE_ITO[1], lw=2, label="roofline: max(T_math, T_comms)")
     ax.plot(n, np.maximum(model, t0) * 1e6, color="0.2", ls="--", lw=1.5, label="the larger of the two")
     ax.plot([p.m for p in square], [p.seconds * 1e6 for p in square], "o", ms=7, color=OKABE_ITO[2], label="measured")
     ax.axhline(t0 * 1e6, color=OKABE_ITO[5], ls=":", lw=2, label=f"fixed cost per call, {t0 * 1e6:.3g} µs")
