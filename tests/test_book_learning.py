@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import re
+import sys
 
 import pytest
 from book_support import BOOK, ROOT, html_dir, prose_blocks
@@ -215,6 +216,11 @@ def test_the_intro_lists_every_chapter_with_a_time_and_a_core_path():
     core = [page for page, row in zip(linked, rows) if row[3] == "✓"]
     assert {"where-does-the-time-go", "matrix-multiplication"} <= set(core) and len(core) < len(linked)
     text = " ".join(soup("en", "intro").select_one("article").get_text(" ").split())
+    sys.path.insert(0, str(BOOK))
+    import coursemap
+
+    stale = {p: (m, coursemap.page_minutes(p)) for p, m in minutes.items() if m != coursemap.page_minutes(p)}
+    assert not stale, f"the intro's times (shown, from the sources now) are stale: {stale}"
     assert f"about {sum(minutes[p] for p in core)} minutes" in text, "the core path's time is the sum of its rows"
     assert f"about {sum(minutes.values())} minutes" in text, "the course's time is the sum of the table"
 

@@ -867,6 +867,18 @@ def _write_css(app: Sphinx, exception: Exception | None) -> None:
         target.write_text(CSS, encoding="utf-8")
 
 
+# --- the intro's table of chapters -------------------------------------------------------
+
+
+INTRO = "book/intro"
+
+
+def _reread_intro(app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Read the intro again whenever another page changed: its table gives each page's reading time,
+    computed from the pages' sources when it runs (it is executed every time it is read)."""
+    return [INTRO] if INTRO in env.all_docs and (added | changed | removed) - {INTRO} else []
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
     _search_languages()
@@ -887,6 +899,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _theme_translations, priority=400)  # before extensions read their words
     app.add_post_transform(EditionLinks)
     app.connect("html-page-context", _switcher)
+    app.connect("env-get-outdated", _reread_intro)
     app.connect("build-finished", _write_css)
     app.add_css_file("editions.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
