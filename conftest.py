@@ -24,6 +24,7 @@ pytest_plugins = ["pytester"]  # tests/test_nbval_wiring.py runs pytest on a thr
 # a kernel each, so they count as ``slow``.
 NEEDS: dict[str, tuple[str, ...]] = {
     "test_book_capstone": ("needs_book",),
+    "test_book_learning": ("needs_book",),
     "test_book_cells": ("needs_book",),
     "test_book_numbers": ("needs_book",),
     "test_book_renderings": ("needs_book",),

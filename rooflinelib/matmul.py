@@ -33,6 +33,7 @@ __all__ = [
     "sharded_matmul_critical_d",
     "sharded_matmul_t_comms",
     "sharded_matmul_t_math",
+    "square_matmul_size_for_time",
     "tiled_matmul_bytes",
     "tiled_matmul_flops",
     "tiled_matmul_intensity",
@@ -305,6 +306,42 @@ def sharded_matmul_critical_d(
     bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
     _, _, bo = Precision.from_any(precision).bytes
     return _out(bo * peak / bw)
+
+
+def square_matmul_size_for_time(
+    seconds: float, peak_flops: float, bandwidth: float, *, precision: PrecisionLike = "bf16"
+) -> int:
+    """The smallest ``n`` whose ``[n, n] @ [n, n]`` matmul takes at least ``seconds`` by the roofline.
+
+    The roofline time is the lower bound ``max(T_math, T_comms)``, with ``2 n**3`` FLOPs and every
+    operand moved once. Give a kernel's fixed per-call cost as ``seconds`` and every smaller matmul
+    spends less time on its FLOPs and bytes than on that overhead: a third bound, which the two-number
+    roofline does not draw.
+
+    Examples
+    --------
+    >>> n = square_matmul_size_for_time(5e-6, 9.895e14, 3.35e12)   # H100 SXM, bf16, 5 µs
+    >>> n, 2 * n**3 / 9.895e14 >= 5e-6 > 2 * (n - 1)**3 / 9.895e14
+    (1353, True)
+    >>> square_matmul_size_for_time(0, 9.895e14, 3.35e12)
+    Traceback (most recent call last):
+    ...
+    ValueError: seconds must be > 0 s, got 0
+    """
+    t = float(as_number("seconds", seconds, "s", scalar=True))
+    peak = float(as_number("peak_flops", peak_flops, "FLOP/s", scalar=True))
+    bw = float(as_number("bandwidth", bandwidth, "bytes/s", scalar=True))
+    per_element = sum(Precision.from_any(precision).bytes)  # bytes per n**2: X, Y and Z
+
+    def roofline_time(n: int) -> float:
+        return max(2.0 * n**3 / peak, per_element * n**2 / bw)
+
+    n = max(1, min(math.ceil(float((t * peak / 2) ** (1 / 3))), math.ceil(math.sqrt(t * bw / per_element))))
+    while n > 1 and roofline_time(n - 1) >= t:  # the closed forms can be one off in floating point
+        n -= 1
+    while roofline_time(n) < t:
+        n += 1
+    return n
 
 
 def dot_flops(N: int) -> float:

@@ -31,11 +31,13 @@ __all__ = [
     "REGION_COLOURS",
     "plot_decode_context",
     "plot_decode_throughput",
+    "plot_compute_roofs",
     "plot_decode_time",
     "plot_layer_matmuls",
     "plot_matmul_batch",
     "plot_measured_knee",
     "plot_measurement",
+    "plot_overhead_floor",
     "plot_published_roofline",
     "plot_published_sweeps",
     "plot_roofline",
@@ -218,6 +220,74 @@ def plot_roofline(
     ax.grid(True, which="major", alpha=0.3)
     if legend:
         ax.legend(loc="lower right")
+    return ax
+
+
+def plot_compute_roofs(
+    chip: str | Accelerator,
+    roofs: Mapping[str, float] | None = None,
+    *,
+    intensity_range: tuple[float, float] | None = None,
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """One chip's HBM bandwidth line under several compute roofs: one per unit and number format.
+
+    ``roofs`` maps a label to a peak in FLOPs/s; by default every peak of the spec table
+    (``"bf16"``, ``"fp32"``, ...) and the vector unit's, where the table has it. Each roof is drawn
+    from its own ridge point (marked) to the right, so a lower roof meets the bandwidth line at a lower
+    intensity. Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_compute_roofs("h100-sxm", {"bf16": 9.895e14, "fp32": 6.7e13}, ax=ax)
+    >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    ['HBM, 3.35 TB/s', 'bf16: 989.5 TFLOPs/s, ridge 295.4', 'fp32: 67 TFLOPs/s, ridge 20']
+    >>> plt.close(fig)
+    """
+    acc = get_accelerator(chip)
+    if roofs is None:
+        found = dict(acc.peak_flops)
+        if acc.vector_flops is not None:
+            found["vector unit"] = acc.vector_flops
+        roofs = found
+    peaks = _intensities("roofs", roofs, "FLOPs/s")
+    if not peaks:
+        raise ValueError("roofs must name at least one peak, e.g. {'bf16': 9.895e14}")
+    bw = acc.hbm_bandwidth
+    ridges = {label: peak / bw for label, peak in peaks.items()}
+    if intensity_range is None:
+        lo, hi = min(ridges.values()) / 30, max(ridges.values()) * 20
+    else:
+        lo, hi = (float(as_number("intensity_range", v, "FLOPs/byte", scalar=True)) for v in intensity_range)
+        if lo >= hi:
+            raise ValueError(f"intensity_range must be (low, high) with low < high, got {intensity_range}")
+    ax = _current_axes(ax)
+    top = max(peaks.values())
+    x = np.geomspace(lo, top / bw, 200)
+    rate = f"{bw / 1e12:.4g} TB/s" if bw >= 1e12 else f"{bw / 1e9:.4g} GB/s"
+    ax.plot(x, x * bw, color="0.2", lw=2, label=f"HBM, {rate}")
+    for i, (label, peak) in enumerate(sorted(peaks.items(), key=lambda item: -item[1])):
+        colour = OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)]
+        ridge = ridges[label]
+        ax.plot(
+            [ridge, hi],
+            [peak, peak],
+            color=colour,
+            lw=2,
+            label=f"{label}: {peak / 1e12:.5g} TFLOPs/s, ridge {ridge:.4g}",
+        )
+        ax.plot([ridge], [peak], "o", ms=5, color=colour)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOPs/byte)")
+    ax.set_ylabel("attainable FLOPs/s")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="lower right", fontsize="small")
     return ax
 
 
@@ -505,6 +575,57 @@ def plot_published_sweeps(
     ax.set_xscale("log", base=2)
     if legend:
         ax.legend()
+    return ax
+
+
+def plot_overhead_floor(
+    table: PublishedMatmuls,
+    *,
+    overhead: float | None = None,
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """Measured time of the table's square matmuls ``[n, n] @ [n, n]`` against ``n``, with three bounds.
+
+    Drawn: the roofline's time ``max(T_math, T_comms)`` from the spec sheet of the table's chip, a flat
+    fixed cost per call (``overhead`` seconds; by default the smallest time measured), the larger of the
+    two, and a dotted line at the smallest ``n`` whose roofline time reaches the fixed cost
+    (:func:`rooflinelib.square_matmul_size_for_time`). Times are in microseconds, on log-log axes.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.published import get_published_matmuls
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_overhead_floor(get_published_matmuls("xla-sm90-bf16-matmul"), ax=ax)
+    >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")][-2:]
+    ['fixed cost per call, 4.99 µs', 'n = 1352']
+    >>> plt.close(fig)
+    """
+    acc = table.accelerator
+    peak, bw = acc.peak(table.dtype), acc.hbm_bandwidth
+    square = sorted((p for p in table.points if p.b == 1 and p.m == p.n == p.k), key=lambda p: p.m)
+    if not square:
+        raise ValueError(f"the table {table.name!r} has no square matmul [n, n] @ [n, n] to draw")
+    t0 = (
+        min(p.seconds for p in square) if overhead is None else float(as_number("overhead", overhead, "s", scalar=True))
+    )
+    n_star = matmul.square_matmul_size_for_time(t0, peak, bw, precision=table.dtype)
+    n = np.unique(np.round(np.geomspace(min(square[0].m, n_star) / 1.5, square[-1].m * 1.5, 300)))
+    model = np.maximum(matmul.matmul_flops(n, n, n) / peak, matmul.matmul_bytes(n, n, n, precision=table.dtype) / bw)
+    ax = _current_axes(ax)
+    ax.plot(n, model * 1e6, color=OKABE_ITO[1], lw=2, label="roofline: max(T_math, T_comms)")
+    ax.plot(n, np.maximum(model, t0) * 1e6, color="0.2", ls="--", lw=1.5, label="the larger of the two")
+    ax.plot([p.m for p in square], [p.seconds * 1e6 for p in square], "o", ms=7, color=OKABE_ITO[2], label="measured")
+    ax.axhline(t0 * 1e6, color=OKABE_ITO[5], ls=":", lw=2, label=f"fixed cost per call, {t0 * 1e6:.3g} µs")
+    ax.axvline(n_star, color="0.4", ls=":", lw=1, label=f"n = {n_star}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n, for a matmul [n, n] @ [n, n]")
+    ax.set_ylabel("time per matmul (µs)")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="upper left", fontsize="small")
     return ax
 
 

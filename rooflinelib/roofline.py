@@ -22,6 +22,9 @@ __all__ = [
     "critical_intensity",
     "is_compute_bound",
     "knee_batch_size",
+    "memory_bandwidth_utilization",
+    "model_flops_utilization",
+    "pipelined_time",
     "runtime_bounds",
     "t_comms",
     "t_math",
@@ -77,6 +80,64 @@ def runtime_bounds(t_math: ArrayLike, t_comms: ArrayLike) -> RuntimeBounds:
     if np.ndim(lower) == 0:
         return RuntimeBounds(float(lower), float(upper))
     return RuntimeBounds(lower, upper)
+
+
+def pipelined_time(t_math: ArrayLike, t_comms: ArrayLike, chunks: int) -> FloatOrArray:
+    """Runtime when the work is cut into ``chunks`` equal pieces and the transfer of one overlaps the arithmetic
+    on the one before: ``max(T_math, T_comms) + min(T_math, T_comms) / chunks``.
+
+    The first piece must arrive before any arithmetic starts (and the last result is computed after the
+    last transfer), so one piece of the shorter time is never hidden. With more pieces it tends to the
+    lower bound ``max(T_math, T_comms)``; with one piece it is the upper bound, the sum.
+
+    Examples
+    --------
+    >>> round(pipelined_time(3e-3, 2e-3, 4) * 1e3, 3)    # ms: 3 + 2 / 4
+    3.5
+    >>> pipelined_time(3e-3, 2e-3, 1) == sum(runtime_bounds(3e-3, 2e-3)) - max(3e-3, 2e-3)
+    True
+    >>> pipelined_time(3e-3, 2e-3, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: chunks must be a whole number >= 1, got 0
+    """
+    tm = as_number("t_math", t_math, "s", allow_zero=True)
+    tc = as_number("t_comms", t_comms, "s", allow_zero=True)
+    if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise ValueError(f"chunks must be a whole number >= 1, got {chunks!r}")
+    n = float(chunks)
+    out = np.maximum(tm, tc) + np.minimum(tm, tc) / n
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def model_flops_utilization(flops: ArrayLike, seconds: ArrayLike, peak_flops: ArrayLike) -> FloatOrArray:
+    """MFU: the FLOPs a computation needs (the model's count, not what the kernel happened to execute),
+    per second it took, as a fraction of the chip's peak.
+
+    Examples
+    --------
+    >>> round(model_flops_utilization(2 * 4096**3, 1.7e-4, 9.895e14), 3)   # [4096, 4096] @ [4096, 4096] in 170 µs
+    0.817
+    """
+    done = as_number("flops", flops, "FLOPs", allow_zero=True) / as_number("seconds", seconds, "s")
+    return _fraction(done / as_number("peak_flops", peak_flops, "FLOP/s"))
+
+
+def memory_bandwidth_utilization(num_bytes: ArrayLike, seconds: ArrayLike, bandwidth: ArrayLike) -> FloatOrArray:
+    """MBU: the bytes a computation must move (its minimum traffic), per second it took, as a fraction of
+    the memory's peak bandwidth.
+
+    Examples
+    --------
+    >>> round(memory_bandwidth_utilization(1.6e10, 6e-3, 3.35e12), 3)   # 16 GB of weights read in 6 ms
+    0.796
+    """
+    done = as_number("num_bytes", num_bytes, "bytes", allow_zero=True) / as_number("seconds", seconds, "s")
+    return _fraction(done / as_number("bandwidth", bandwidth, "bytes/s"))
+
+
+def _fraction(x: FloatOrArray) -> FloatOrArray:
+    return float(x) if np.ndim(x) == 0 else x
 
 
 def arithmetic_intensity(flops: ArrayLike, num_bytes: ArrayLike) -> FloatOrArray:

@@ -25,13 +25,6 @@ from source_texts import seed_files
 
 # Each glued value, as it must render wherever the page shows it.
 GLUED = {
-    "intro": {
-        "v5e_critical": "240",  # 1.97e14 / 8.2e11 = 240.24
-        "v5e_critical_exact": "240.2",
-        "v5e_critical_vendor": "240.5",  # 1.97e14 / 8.19e11 = 240.54
-        "book_half": "4377",  # the book's truncation of 1.97e14 / 4.5e10 = 4377.78
-        "half_crit_exact": "4377.8",
-    },
     "where-does-the-time-go": {
         "t_h100_ms": "1.01",  # 1e12 / 9.89e14 = 1.011e-3 s
         "t_v6e_ms": "1.1",  # 1e12 / 9.1e14 = 1.099e-3 s
@@ -55,6 +48,8 @@ GLUED = {
         "v5e_vendor_shift_pct": "0.2",  # 240.54 / 240.24 - 1 = 0.125 %, rounded up to a tenth
         "dot_limit": "0.5",  # (2N - 1) / (4N + 2) -> 1/2
         "vpu_critical": "2.5",  # 7e12 / 2.765e12 = 2.53
+        "ex_piped_ms": "3.5",  # 4 pieces: the first 2 / 4 ms of transfer, then 3 ms of arithmetic
+        "quiz_frac": "50",  # 120 * 8.2e11 / 1.97e14 = 0.4995
     },
     "visualizing-rooflines": {
         "v5e_critical": "240",
@@ -75,6 +70,60 @@ GLUED = {
         "local": "16,384",  # 2,097,152 / 128
         "tiled_limit": "341.3",  # 512 * 1024 / 1536
         "small_tile_limit": "64",  # 128 * 128 / 256
+        "llama_D": "4,096",  # Llama 3 8B's config.json: hidden_size
+        "llama_F": "14,336",  # intermediate_size
+        "reuse_intensity": "237.0",  # 256 * 4096 * 14336 / (256 * 4096 + 4096 * 14336 + 256 * 14336) = 236.96
+        "reuse_2B_intensity": "441.1",  # the same at B = 512: 441.11
+    },
+    "beyond-the-roofline": {
+        "fixed_us": "5.0",  # XLA's [256, 256] @ [256, 256]: 2 * 256**3 / 6.7216e12 FLOPs/s = 4.992 µs
+        "n_star": "1,352",  # (4.992e-6 * 9.895e14 / 2) ** (1/3) = 1351.9; its 6 n^2 bytes take 3.3 µs at 3.35e12
+        "sq_below": "3",  # n = 256, 512, 1024 of XLA's squares lie below 1352
+        "sq_below_max": "1024",
+        "sq_below_ratio": "3.9",  # 8.496 µs measured / max(2 * 1024**3 / 9.895e14, 6 * 1024**2 / 3.35e12) = 2.170 µs
+        "n_star_bound": "compute-bound",  # n / 3 = 450.7 FLOPs/byte, right of 9.895e14 / 3.35e12
+        "h200_bf16_ridge": "206.1",  # 9.895e14 / 4.8e12
+        "h200_fp32_ridge": "14.0",  # 6.7e13 / 4.8e12 = 13.96
+        "h200_fp32_share": "6.8",  # 6.7e13 / 9.895e14 = 6.77 %
+        "v5p_mxu_ridge": "166.0",  # 4.59e14 / 2.765e12
+        "v5p_vpu_ridge": "2.5",  # 7e12 / 2.765e12 = 2.53
+        "ew_ai_unfused": "0.25",  # 3 FLOPs per element over 3 * (2 + 2) bytes
+        "ew_ai_fused": "0.75",  # 3 FLOPs per element over 2 + 2 bytes
+        "ew_us_unfused": "41.9",  # 3 * 4 * 4096 * 4096 bytes / 4.8e12 bytes/s = 41.94 µs
+        "ew_us_fused": "14.0",  # 4 * 4096 * 4096 / 4.8e12 = 13.98 µs
+        "best_mfu": "81",  # XLA's best, 8.047e14 FLOPs/s over 9.895e14
+        "best_mbu": "23",  # its 2.684e8 bytes in 3.416e-4 s over 3.35e12 bytes/s = 23.4 %
+        "near_mfu": "67",  # 4 x [256, 4096] @ [4096, 4096] at 6.606e14 FLOPs/s over 9.895e14
+        "near_mbu": "87",  # the same rate over 227.6 FLOPs/byte, over 3.35e12 bytes/s = 86.6 %
+        "q_math_us": "0.27",  # 2 * 512**3 / 9.895e14 = 0.271 µs
+        "q_comms_us": "0.47",  # 6 * 512**2 / 3.35e12 = 0.470 µs
+        "qm_mfu": "19",  # 3.69e13 / 1.97e14 = 18.7 %
+        "qm_mbu": "75",  # 3.69e13 / 60 / 8.2e11 = 75.0 %
+    },
+    "measure-your-machine": {
+        "xla_tiny_gap": "43",  # 4.992 µs measured / (3 * 2 * 256**2 bytes / 3.35e12 bytes/s = 0.1174 µs) = 42.5
+    },
+    "practice": {
+        "d1_tmath": "2.40",  # 2 * 4096 * 8192 * 32768 / 9.18e14 = 2.396 ms
+        "d1_tcomms": "0.53",  # 2 * (4096 * 8192 + 8192 * 32768 + 4096 * 32768) / 1.64e12 = 0.532 ms
+        "d1_bound": "compute-bound",
+        "d1_ridge": "560.4",  # 9.18e14 / 1.638e12
+        "d2_gb": "16.1",  # 2 bytes * 8.03e9 parameters
+        "d2_ms": "3.35",  # 16.06e9 / 4.8e12
+        "d3_ridge": "246.7",  # 1.3074e15 / 5.3e12
+        "d4_frac": "24",  # 50 / 206.15
+        "d5_dstar": "8756",  # 2 * 1.97e14 / 4.5e10 = 8755.6
+        "d5_ratio": "2.1",  # 8755.6 / 4096
+        "b_ridge_q1": "243",  # 1.97e14 / 8.1e11 = 243.2
+        "b_half_q1": "121.5",
+        "b_q2": "120",  # 1.97e14 / 8.2e11 / 2
+        "b_dstar_4bf": "17511.1",  # 4 * 1.97e14 / 4.5e10
+        "b_nvl": "214.2",  # 8.355e14 / 3.9e12
+        "b_dense": "9.895e14",  # 1.979e15 / 2
+    },
+    "intro": {
+        "words_per_minute": "120",
+        "quiz_minutes": "2",
     },
     "network-rooflines": {
         "half_crit": "4378",  # 1.97e14 / 4.5e10 = 4377.78, rounded
@@ -115,6 +164,14 @@ GLUED = {
         "q5_h100-nvl": "214.2",  # 8.355e14 / 3.9e12 = 214.23
     },
     "errata": {
+        # how numbers are shown
+        "v5e_critical": "240",  # 1.97e14 / 8.2e11 = 240.24
+        "v5e_critical_exact": "240.2",
+        "v5e_critical_vendor": "240.5",  # 1.97e14 / 8.19e11 = 240.54
+        "book_half": "4377",  # the book's truncation of 1.97e14 / 4.5e10 = 4377.78
+        "half_crit_exact": "4377.8",
+        "v5e_hbm_main": "8.2e11",
+        "v5e_peak": "1.97e14",
         "q1_b": "243",
         "q1_b_82": "240",
         "q2_b_q1hbm": "122",
@@ -175,10 +232,6 @@ CLAIMS = {
         "compute-bound when D > 8755.6",
         "It speaks only of “TPUs”",
     ],
-    "intro": [
-        "Rates are written with the significant figures their source gives them (8.2e11 and 1.97e14",
-        "in the network chapter it prints 4377 for 4377.8",
-    ],
     "problems": [
         "within 2 % of the bf16 rule",
         "the answer would be 122",
@@ -188,6 +241,8 @@ CLAIMS = {
         "is compute-bound only from B > 240, back where bf16 started",
     ],
     "errata": [
+        "Rates are written with the significant figures their source gives them (8.2e11 and 1.97e14",
+        "in the network chapter it prints 4377 for 4377.8",
         "226 / 120 = 1.88: almost double",
         "226 / 136 = 1.66: not",
         "gives a local batch of 16,384 tokens, 16 times that",
@@ -406,6 +461,7 @@ CHAPTERS = [
     "matrix-multiplication",
     "network-rooflines",
     "measure-your-machine",
+    "beyond-the-roofline",
 ]
 
 

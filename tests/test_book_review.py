@@ -340,12 +340,14 @@ def test_spec_appendix_says_what_google_prints() -> None:
 
 
 def test_intro_accounts_for_the_vendor_ridge_in_chip_lists() -> None:
-    """240.5 is printed in the chip lists of two chapters; the intro says where, and where the others are."""
+    """240.5 is printed in the chip lists of two chapters; "How numbers are shown" (on the errata page, linked
+    from the intro) says where, and where the others are."""
     vendor = f"{1.97e14 / 8.19e11:.1f}"
     assert vendor in _text("matrix-multiplication")
-    intro = _text("intro")
-    assert f"and {vendor} where a list of chips from the spec table" in intro
-    assert "the errata page lists them once" in intro
+    shown = _text("errata")
+    assert f"and {vendor} where a list of chips from the spec table" in shown
+    assert "the next section lists them once" in shown
+    assert _soup("intro").select_one('article a[href="errata.html#how-numbers-are-shown"]') is not None
 
 
 # --- a second instructor's read --------------------------------------------------------------
@@ -359,7 +361,7 @@ def _plain(page: str) -> str:
 def test_the_decimal_reading_is_smaller_by_the_right_share() -> None:
     """10^9 is 6.9 % less than 2^30; the GiB figure is 7.4 % more than the GB one. Each sentence says the one it means."""
     text = _plain("where-does-the-time-go")
-    assert f"would come out {100 * (1 - 1e9 / 2**30):.1f} % too small" in text
+    assert f"would come out {100 * (1 - 1e9 / 2**30):.1f} % too small" in _plain("practice")  # the self-check
     assert not re.search(r"falls \S+ % short", text)
     assert "without saying which gigabyte it means" in text.split("NVIDIA's H100 page prints", 1)[1][:80]
 

@@ -92,7 +92,15 @@ SEARCH_TERMS = [
 ]
 # Pages holding self-check quizzes (how many each), the problems page (its answers fold), and a page whose
 # copy buttons and fold hints are checked in the Korean and Chinese editions.
-QUIZ_PAGES = {"book/where-does-the-time-go": 2, "book/matrix-multiplication": 3, "book/network-rooflines": 1}
+QUIZ_PAGES = {
+    "book/where-does-the-time-go": 3,
+    "book/visualizing-rooflines": 3,
+    "book/matrix-multiplication": 5,
+    "book/network-rooflines": 2,
+    "book/measure-your-machine": 2,
+    "book/beyond-the-roofline": 3,
+    "book/practice": 7,
+}
 PROBLEMS, PROBLEM_ANSWERS = "book/problems", 5
 BUTTONS_PAGE = "book/where-does-the-time-go"
 # a character of the edition's own script, which a quiz explanation in that language must contain

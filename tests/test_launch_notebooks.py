@@ -203,7 +203,8 @@ def test_notebooks_show_what_the_page_shows():
     )
     pasted = {span.get_text() for span in page.select("article span.pasted-text")}
     assert pasted and all(value in text for value in pasted), sorted(v for v in pasted if v not in text)[:5]
-    assert text.count("<details>") == len(page.select("article div.multiple-choice"))
+    folded = page.select("article div.multiple-choice, article details.dropdown, article div.dropdown")
+    assert text.count("<details>") == len(folded), "each quiz and each folded box is folded in the notebook too"
     assert text.count("$$") == 2 * len(page.select("article div.math"))
     assert "\\tag{1}" in text and "答案" in text
     problems = "\n".join(_markdown(nbformat.read(ROOT / "editions" / "ko" / "book" / "problems.ipynb", as_version=4)))

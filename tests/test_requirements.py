@@ -108,7 +108,7 @@ def test_the_grading_package_declares_every_package_it_imports_and_the_lock_pins
 # Module name -> distribution, where they differ; and modules the book imports only when they are installed.
 DISTRIBUTIONS = {"bs4": "beautifulsoup4", "yaml": "pyyaml", "IPython": "ipython", "myst_nb": "myst-nb"}
 OPTIONAL = {"torch", "jax"}  # rooflinelib.measure's other backends, imported inside a try
-LOCAL = {"rooflinelib", "bookvalues", "localfigures", "sentences", "editions", "launch"}  # book/ and tools/ helpers
+LOCAL = {"rooflinelib", "bookvalues", "coursemap", "localfigures", "sentences", "editions", "launch"}  # book/, tools/
 
 
 def test_the_book_lock_has_every_package_the_book_build_imports() -> None:

@@ -11,7 +11,9 @@ This extension adds what Sphinx's i18n does not do for a notebook book:
   edition (``book/localfigures.py``) and keeps the other languages' PNGs in the output's
   metadata, and this build picks its own, failing on a missing translation or glyph;
 - ``{edition-glossary}`` renders ``book/glossary.csv`` (English, Korean, Chinese, and why
-  each word was chosen, in the page's language);
+  each word was chosen, in the page's language), and makes each term a target of Sphinx's
+  ``{term}`` role under its English name: a chapter links ``{term}`arithmetic intensity```, its
+  translation ``{term}`산술 강도 <arithmetic intensity>```, and both lead to the same row;
 - every page links to the same page in the other editions and says so in
   ``<link rel="alternate" hreflang>``.
 
@@ -850,13 +852,27 @@ class EditionGlossary(Directive):
             row += nodes.entry("", nodes.paragraph(text=heading))
         head += row
         usage = glossary_usage()
+        std = env.get_domain("std")
         for item in glossary_rows():
             item = {**usage.get(item["en"], {}), **item}
             row = nodes.row()
             for column in columns:
                 row += nodes.entry("", nodes.paragraph(text=item.get(column) or ""))
+            # every edition anchors a term at the same id, under its English name, for {term}`...` to link to
+            node_id = term_id(item["en"])
+            row["ids"].append(node_id)
+            std._note_term(item["en"], node_id, location=row)
             body += row
         return [table]
+
+
+def term_id(english: str) -> str:
+    """The anchor of a glossary term on the glossary page, the same in every edition.
+
+    >>> term_id("high-bandwidth memory (HBM)")
+    'term-high-bandwidth-memory-hbm'
+    """
+    return "term-" + nodes.make_id(english)
 
 
 # --- the language switcher ---------------------------------------------------------------
@@ -933,6 +949,18 @@ def _write_css(app: Sphinx, exception: Exception | None) -> None:
         target.write_text(CSS, encoding="utf-8")
 
 
+# --- the intro's table of chapters -------------------------------------------------------
+
+
+INTRO = "book/intro"
+
+
+def _reread_intro(app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]) -> list[str]:
+    """Read the intro again whenever another page changed: its table gives each page's reading time,
+    computed from the pages' sources when it runs (it is executed every time it is read)."""
+    return [INTRO] if INTRO in env.all_docs and (added | changed | removed) - {INTRO} else []
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     nb_render.NbElementRenderer.render_image = _render_localised_image  # type: ignore[method-assign]
     _search_languages()
@@ -953,9 +981,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _theme_translations, priority=400)  # before extensions read their words
     app.add_post_transform(EditionLinks)
     app.connect("html-page-context", _switcher)
+    app.connect("env-get-outdated", _reread_intro)
     app.connect("build-finished", _write_css)
     app.add_css_file("editions.css")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
-__all__ = ["EDITIONS", "edition", "glossary_rows", "setup"]
+__all__ = ["EDITIONS", "edition", "glossary_rows", "setup", "term_id"]
