@@ -23,11 +23,14 @@ from rooflinelib.measure.sweep import (
 from rooflinelib.measure.system import machine_info
 from rooflinelib.measure.timing import check_count
 
-__all__ = ["PRESETS", "check_settings", "measure_machine", "staircase_sizes"]
+__all__ = ["PRESETS", "STAIRCASE_DEFAULTS", "check_settings", "measure_machine", "staircase_sizes"]
+
+#: The cache staircase's sizes, for a preset that does not set them: from ``staircase_min_kib`` to
+#: ``staircase_max_mib`` of working set (``None``: see :func:`staircase_sizes`), ``staircase_per_octave``
+#: sizes per doubling.
+STAIRCASE_DEFAULTS: dict[str, Any] = {"staircase_min_kib": 4, "staircase_max_mib": None, "staircase_per_octave": 1}
 
 #: Sizes for a quick run (a few seconds on a laptop) and a full one (a minute or so).
-#: The cache staircase runs from ``staircase_min_kib`` to ``staircase_max_mib`` of working set
-#: (``None``: see :func:`staircase_sizes`), ``staircase_per_octave`` sizes per doubling.
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": {
         "peak_n": 1024,
@@ -35,9 +38,6 @@ PRESETS: dict[str, dict[str, Any]] = {
         "D": 4096,
         "batch_sizes": [1, 2, 4, 8, 16, 32, 64, 128, 256],
         "dot_lengths": [2**12, 2**16, 2**20, 2**24],
-        "staircase_min_kib": 4,
-        "staircase_max_mib": None,
-        "staircase_per_octave": 1,
         "repeats": 3,
     },
     "full": {
@@ -72,10 +72,11 @@ def check_settings(preset: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(preset, str) or preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    unknown = set(overrides) - set(PRESETS[preset])
+    cfg = {**STAIRCASE_DEFAULTS, **PRESETS[preset]}
+    unknown = set(overrides) - set(cfg)
     if unknown:
-        raise ValueError(f"unknown size setting(s) {sorted(unknown)}; use any of {sorted(PRESETS[preset])}")
-    cfg = {**PRESETS[preset], **overrides}
+        raise ValueError(f"unknown size setting(s) {sorted(unknown)}; use any of {sorted(cfg)}")
+    cfg.update(overrides)
     max_mib = cfg["staircase_max_mib"]
     return {
         "peak_n": int(as_size("peak_n", cfg["peak_n"])),
