@@ -452,24 +452,24 @@ def plot_bandwidth_staircase(m: MachineMeasurement, *, legend: bool = True, ax: 
         color="0.6", alpha=0.3, lw=0, label="fastest to slowest run",
     )  # fmt: skip
     ax.plot(x, [p.bytes_per_s / 1e9 for p in pts], "o-", color="0.2", ms=4, label="acc += x, median")
-    for i, level in enumerate(memory_levels(m)):
+    for i, level in enumerate(memory_levels(m)):  # labels name the level only: its size is on the x axis
         colour = _level_colour(i, level.name)
-        size = "" if level.bytes is None else f" ({format_bytes(level.bytes)})"
         if level.bytes is not None:
             ax.axvline(level.bytes, color=colour, ls=":", lw=1.5)
-        if level.bandwidth is None:
-            ax.plot([], [], color=colour, ls=":", label=f"{level.name}{size}: not measured")
-            continue
-        left = level.low if level.low > 0 else x[0]
-        right = level.high if level.high is not None else x[-1]
-        ax.hlines(level.bandwidth / 1e9, left, right, colors=colour, lw=4, alpha=0.8,
-                  label=f"{level.name}{size}: {level.bandwidth / 1e9:.0f} GB/s")  # fmt: skip
+        if level.bandwidth is not None:
+            left = level.low if level.low > 0 else x[0]
+            right = level.high if level.high is not None else x[-1]
+            ax.hlines(level.bandwidth / 1e9, left, right, colors=colour, lw=4, alpha=0.8,
+                      label=f"{level.name}: {level.bandwidth / 1e9:.0f} GB/s")  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     lo, hi = int(np.floor(np.log2(x[0]))), int(np.ceil(np.log2(x[-1])))
     ax.xaxis.set_major_locator(FixedLocator([2.0**k for k in range(lo + lo % 2, hi + 1, 2)]))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v)))
+    # KiB below a MiB, MiB above (1024 MiB, not 1 GiB): every build labels its axis with the same two units
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: f"{v / 2**10:g} KiB" if v < 2**20 else f"{v / 2**20:g} MiB")
+    )
     ax.set_xlim(x[0] / 1.3, x[-1] * 1.3)
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -493,7 +493,8 @@ def plot_hierarchical_roofline(
     """The roofline of every memory level, the in-core ceilings, and each measured point coloured by its level.
 
     A sloped ceiling per level with a measured bandwidth (the staircase's, one
-    core), each capped by the highest flat ceiling drawn; flat ceilings at the
+    core; the copy's bandwidth alone for a measurement without caches or a
+    staircase), each capped by the highest flat ceiling drawn; flat ceilings at the
     measured peak and, for a CPU measurement whose figures were read
     (``in_core=True``), at the peak the CPU's figures predict (cores × clock ×
     SIMD lanes × FMAs per cycle × 2) and the scalar one (one lane). Each point
@@ -513,19 +514,24 @@ def plot_hierarchical_roofline(
     ...                        staircase=stair, peak={"fp32": peak})
     >>> fig, ax = plt.subplots()
     >>> [t.get_text() for t in plot_hierarchical_roofline(m, ax=ax).get_legend().get_texts()][:5]
-    ['L1 (32 KiB): 200 GB/s', 'DRAM: 20 GB/s', 'measured peak: 100 GFLOP/s', 'predicted in-core peak: 192 GFLOP/s', 'scalar ceiling: 24 GFLOP/s']
+    ['L1: 200 GB/s', 'DRAM: 20 GB/s', 'measured peak: 100 GFLOP/s', 'predicted in-core peak: 192 GFLOP/s', 'scalar ceiling: 24 GFLOP/s']
     >>> plt.close(fig)
     """
     from rooflinelib.measure.cpu import CpuFigures
     from rooflinelib.measure.hierarchy import memory_levels, place_points
 
+    from rooflinelib.measure.hierarchy import MEMORY, Level
+
     dtype = dtype or (m.sweep[0].dtype if m.sweep else next(iter(m.peak), "fp32"))
     levels = memory_levels(m)
     measured = [(i, lv) for i, lv in enumerate(levels) if lv.bandwidth is not None]
+    if not measured and "copy" in m.stream:  # no caches reported, or no staircase: main memory from the copy
+        levels = [Level(MEMORY, None, 0.0, None, m.bandwidth("copy"), 1)]
+        measured = [(0, levels[0])]
     if not measured:
         raise ValueError(
-            "no memory level has a measured bandwidth: the hierarchical roofline needs the machine's caches "
-            "(machine['caches']) and a cache staircase; measure again with the numpy backend on Linux"
+            "no memory level has a measured bandwidth: the hierarchical roofline needs a cache staircase or a "
+            "copy bandwidth; measure again with rooflinelib.measure_machine"
         )
     peak = m.peak_flops(dtype)
     flat = [("measured peak", peak, "-")]
@@ -547,9 +553,8 @@ def plot_hierarchical_roofline(
     ax = _current_axes(ax)
     for i, level in measured:
         assert level.bandwidth is not None
-        size = "" if level.bytes is None else f" ({format_bytes(level.bytes)})"
         ax.plot(x, np.minimum(top, x * level.bandwidth), color=_level_colour(i, level.name), lw=2,
-                label=f"{level.name}{size}: {level.bandwidth / 1e9:.0f} GB/s")  # fmt: skip
+                label=f"{level.name}: {level.bandwidth / 1e9:.0f} GB/s")  # fmt: skip
     for name, value, style in flat:
         ax.axhline(value, color="0.1", ls=style, lw=1.5, label=f"{name}: {value / 1e9:.0f} GFLOP/s")
     colour = {lv.name: _level_colour(i, lv.name) for i, lv in enumerate(levels)}

@@ -724,24 +724,30 @@ def test_hierarchical_roofline_draws_a_ceiling_per_level_and_colours_points_by_l
     rl.plot_hierarchical_roofline(m, ax=ax)
     lines = {line.get_label(): line for line in ax.get_lines()}
     # L3 (16 MiB) had no working set in its window: no ceiling drawn for it
-    assert "L1 (32 KiB): 200 GB/s" in lines and "L2 (1 MiB): 100 GB/s" in lines and "DRAM: 10 GB/s" in lines
+    assert "L1: 200 GB/s" in lines and "L2: 100 GB/s" in lines and "DRAM: 10 GB/s" in lines
     assert not any(label.startswith("L3") for label in lines)
-    x, y = (np.asarray(v, float) for v in (lines["L2 (1 MiB): 100 GB/s"].get_xdata(),
-                                           lines["L2 (1 MiB): 100 GB/s"].get_ydata()))  # fmt: skip
+    x, y = (np.asarray(v, float) for v in (lines["L2: 100 GB/s"].get_xdata(),
+                                           lines["L2: 100 GB/s"].get_ydata()))  # fmt: skip
     top = 4 * 3e9 * 8 * 2 * 2  # the predicted peak is the highest flat ceiling here
     assert np.allclose(y, np.minimum(top, 100e9 * x))
     flat = {label: line.get_ydata()[0] for label, line in lines.items() if "GFLOP/s" in label}
     assert flat == {"measured peak: 100 GFLOP/s": 1e11, "predicted in-core peak: 384 GFLOP/s": top,
                     "scalar ceiling: 48 GFLOP/s": 4 * 3e9 * 2 * 2}  # fmt: skip
     (marker,) = [line for line in ax.get_lines() if line.get_marker() == "s" and len(line.get_xdata()) == 1]
-    assert marker.get_markerfacecolor() == lines["L2 (1 MiB): 100 GB/s"].get_color()  # fits in L2: L2's colour
+    assert marker.get_markerfacecolor() == lines["L2: 100 GB/s"].get_color()  # fits in L2: L2's colour
     plt.close(fig)
     fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="no memory level has a measured bandwidth"):
         rl.plot_hierarchical_roofline(_hierarchy([]), ax=ax)
+    bare = _hierarchy([], dots=[dot])  # no staircase, but a copy: main memory's ceiling from the copy alone
+    bare.stream["copy"] = M.Point("copy", "fp32", {"n": 2**20}, 0.0, 8 * 2**20, 1e-3, 1e-3, 1e-3, 3, 1)
+    rl.plot_hierarchical_roofline(bare, ax=ax)
+    assert [li.get_label() for li in ax.get_lines() if "GB/s" in li.get_label()] == ["DRAM: 8 GB/s"]
+    plt.close(fig)
+    fig, ax = plt.subplots()
     rl.plot_bandwidth_staircase(m, ax=ax)
     segments = [c for c in ax.collections if c.get_label().startswith(("L1", "L2", "DRAM"))]
-    assert sorted(c.get_label() for c in segments) == ["DRAM: 10 GB/s", "L1 (32 KiB): 200 GB/s", "L2 (1 MiB): 100 GB/s"]
+    assert sorted(c.get_label() for c in segments) == ["DRAM: 10 GB/s", "L1: 200 GB/s", "L2: 100 GB/s"]
     plt.close(fig)
 
 
