@@ -518,9 +518,7 @@ def plot_hierarchical_roofline(
     >>> plt.close(fig)
     """
     from rooflinelib.measure.cpu import CpuFigures
-    from rooflinelib.measure.hierarchy import memory_levels, place_points
-
-    from rooflinelib.measure.hierarchy import MEMORY, Level
+    from rooflinelib.measure.hierarchy import MEMORY, Level, memory_levels, place_points
 
     dtype = dtype or (m.sweep[0].dtype if m.sweep else next(iter(m.peak), "fp32"))
     levels = memory_levels(m)
