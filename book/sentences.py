@@ -107,6 +107,140 @@ MEASURE: dict[str, str] = {
         "measured main-memory bandwidth. The roof only bounds points whose bytes come from main memory."
     ),
     "above_none": "No point of the sweep sits above the roofline.",
+    # the memory hierarchy: caches, the staircase's levels, and the points placed on them
+    "caches_none": "This machine does not report its caches.",
+    "caches_one": "This machine reports only an L1 cache, of {l1} KiB per core.",
+    "caches_two": "This machine reports an L1 of {l1} KiB and an L2 of {l2} KiB per core.",
+    "caches_three": (
+        "This machine reports an L1 of {l1} KiB and an L2 of {l2} KiB per core, and a last-level cache (L{last}) "
+        "of {llc:g} MiB."
+    ),
+    "levels_none": (
+        "Without the caches' sizes the sweep cannot be split into levels, so the hierarchical roofline below "
+        "falls back to the copy's bandwidth alone."
+    ),
+    "levels_steps": (
+        "One core moves {first:.0f} GB/s while its working set fits in L{level}, and {dram:.0f} GB/s from main "
+        "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
+        "above: a different loop over different sizes.)"
+    ),
+    "levels_no_dram": (
+        "One core moves {first:.0f} GB/s while its working set fits in L{level}; no working set of the sweep "
+        "was far enough past the last-level cache to measure main memory alone."
+    ),
+    "levels_down": "Each level is slower than the one above it.",
+    "levels_flat": (
+        "From L{a} to L{b} the bandwidth drops by only {pct:.0f}%: there the limit is numpy's loop on one "
+        "core, or L{b} is nearly as fast as L{a}."
+    ),
+    "levels_rise": (
+        "L{b} measures as fast as L{a} or faster ({fast:.0f} against {slow:.0f} GB/s): there the limit is "
+        "numpy's loop on one core, not the cache."
+    ),
+    # the in-core peak: where each figure came from, and the prediction against the measurement
+    "not_reported": "not reported",
+    "cores_topology": "sysfs topology: the physical cores this process may use",
+    "cores_cpu_count": "the logical CPUs this process may use, each assumed to be a core",
+    "clock_cpufreq": "sysfs cpufreq: the highest clock the kernel may set",
+    "clock_cpuinfo": "cpu MHz in /proc/cpuinfo: the clock when it was read (under a hypervisor, usually the nominal one)",
+    "clock_none": "nothing: Linux does not report it here",
+    "simd_bits": "{bits} bits, {lanes} float32 lanes",
+    "simd_avx512f": "flag avx512f in /proc/cpuinfo",
+    "simd_avx": "flag avx in /proc/cpuinfo",
+    "simd_sse2": "flag sse2 in /proc/cpuinfo",
+    "simd_asimd": "flag asimd in /proc/cpuinfo (Arm NEON)",
+    "simd_none": "no SIMD flag in /proc/cpuinfo that this page knows",
+    "fma_yes": "yes: one instruction for a × b + c, two FLOPs",
+    "fma_no": "no: a multiply and an add, one FLOP each",
+    "fma_fma": "flag fma in /proc/cpuinfo",
+    "fma_fma4": "flag fma4 in /proc/cpuinfo",
+    "fma_asimd": "flag asimd in /proc/cpuinfo (Arm NEON has FMA)",
+    "fma_none": "no FMA flag in /proc/cpuinfo",
+    "fma_per_cycle_assumed": (
+        "assumed: Linux does not report it; two is right for most x86 cores since 2013 (Intel Haswell, AMD Zen)"
+    ),
+    "pred_value": (
+        "With these figures the float32 prediction is {cores} × {ghz:.2f} GHz × {lanes} × {fma} × {flops} = "
+        "{pred:.1f} GFLOP/s."
+    ),
+    "pred_no_cores": "This machine does not report its cores, so there is no prediction to test.",
+    "pred_no_clock": "This machine does not report its clock, so there is no prediction to test.",
+    "pred_no_simd": "This machine reports no SIMD width this page knows, so there is no prediction to test.",
+    "pred_above": (
+        "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction: faster than these figures "
+        "allow, so one of them is too low. The cores ran above the clock read (a turbo clock), or they start "
+        "more FMAs per cycle than assumed."
+    ),
+    "pred_close": (
+        "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction: BLAS keeps the vector "
+        "units nearly full."
+    ),
+    "pred_gap": (
+        "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction. The gap has several "
+        "candidates: the clock drops under heavy vector work; some cores run 512-bit instructions at half "
+        "rate (AMD's Zen 4 splits each in two) or have one FMA unit, not two; the build's matmuls are small; "
+        "other work shares the machine."
+    ),
+    "pred_far": (
+        "The measured peak, {measured:.1f} GFLOP/s, is only {pct:.0f}% of the prediction, too far below it for "
+        "a lower clock alone: one of the figures does not hold for this machine (half-rate 512-bit "
+        "instructions, one FMA unit), BLAS does not use every core, or other work shares the machine."
+    ),
+    "scalar": (
+        "The scalar ceiling, one lane per FMA, is {scalar:.1f} GFLOP/s, {ratio:.0f} times below the measured "
+        "peak: the best that code the compiler does not vectorise can do."
+    ),
+    "scalar_above": (
+        "The scalar ceiling, one lane per FMA, is {scalar:.1f} GFLOP/s, above the measured peak: on this "
+        "machine the matmuls did not even reach it."
+    ),
+    "place_unknown": "Without the caches' sizes the points cannot be placed on levels.",
+    "place_none": "No point runs above the main-memory roof, so none needs a higher ceiling.",
+    "place_all_under": (
+        "Each of the {n} points above the main-memory roof sits under the ceiling of the fastest level that "
+        "can hold its working set: the hierarchy explains them."
+    ),
+    "place_one_under": (
+        "The point above the main-memory roof sits under the ceiling of the fastest level that can hold its "
+        "working set: the hierarchy explains it."
+    ),
+    "place_some_over": (
+        "Of the {n} points above the main-memory roof, {under} sit under the ceiling of the level they fit "
+        "in, and {over} above it, by up to {ratio:.1f} times."
+    ),
+    "place_partial": (
+        "Of the {n} points above the main-memory roof, {under} sit under the ceiling of the level they fit in "
+        "and {over} above it."
+    ),
+    "place_all_over": (
+        "All {n} points above the main-memory roof run above the ceiling of the level they fit in too, by up "
+        "to {ratio:.1f} times."
+    ),
+    "place_one_over": (
+        "The point above the main-memory roof runs above the ceiling of the level it fits in too, {ratio:.1f} times."
+    ),
+    "over_reason": (
+        "Those ceilings are one core's, from a loop that reads two arrays and writes one. BLAS ran {threads} "
+        "threads here, each core with its own L1 and L2, and a dot product only reads, which a core does "
+        "faster than it writes."
+    ),
+    "over_reason_one": (
+        "Those ceilings come from a loop that reads two arrays and writes one; BLAS's kernels may move data "
+        "faster than that loop, and a dot product only reads, which a core does faster than it writes."
+    ),
+    "over_peak": (
+        "Their ceiling is the measured peak itself, and they beat it: the peak is the best median of the "
+        "matmuls timed above, and on a machine shared with other work a later run can do better."
+    ),
+    "over_peak_one": (
+        "Its ceiling is the measured peak itself, and it beats it: the peak is the best median of the matmuls "
+        "timed above, and on a machine shared with other work a later run can do better."
+    ),
+    "over_peak_some": (
+        "{n} of those have the measured peak itself as their ceiling, and beat it: the peak is the best median "
+        "of the matmuls timed above, and on a machine shared with other work a later run can do better."
+    ),
+    "place_unmeasured": "{n} of them fit in a level whose bandwidth the sweep did not measure, so they are not judged.",
     "h200_same": "the same peak",
     "h200_different": "a different peak",
 }

@@ -129,7 +129,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     from rooflinelib import matmul as mm
-    from rooflinelib.measure import measure_machine, measured_knee
+    from rooflinelib.measure import measure_machine, measured_knee, memory_levels
     from rooflinelib.plotting import plot_measurement
 
     out = Path(args.out)
@@ -152,6 +152,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
         print(f"peak matmul {dtype:<5} {_si(m.peak_flops(dtype), 'FLOP/s')}")
     for kind in m.stream:
         print(f"{kind:<17} {_si(m.bandwidth(kind), 'B/s')}")
+    levels = [f"{lv.name} {_si(lv.bandwidth, 'B/s')}" for lv in memory_levels(m) if lv.bandwidth is not None]
+    if levels:
+        print(f"one core, by level: {', '.join(levels)}")
     dtype = m.sweep[0].dtype if m.sweep else next(iter(m.peak))
     b_star = mm.critical_batch_size(m.peak_flops(dtype), m.bandwidth(), m.sweep_D, m.sweep_D, precision=dtype)
     print(f"knee at D = F = {m.sweep_D}: predicted B = {b_star:.1f}, measured B = {measured_knee(m.sweep):.1f}")

@@ -55,11 +55,16 @@ def _flops(flops_per_s: float) -> str:
 
 
 def _capacity(acc: Accelerator) -> str:
-    """The HBM capacity in the unit the spec table reads it in: GiB for Google's chips, GB for the others."""
+    """The HBM capacity the course computes with: GiB for Google's chips, GB for the others.
+
+    A capacity the device reports is shown to a tenth of a GB, beside the figure the vendor prints.
+    """
     if acc.hbm_capacity is None:
         return "capacity not in the table"
     if acc.vendor == "Google":
         return f"{acc.hbm_capacity / 2**30:.0f} GiB"
+    if acc.capacity_basis == "reported":
+        return f"{acc.hbm_capacity / 1e9:.1f} GB (printed {acc.hbm_capacity_printed})"
     return f"{acc.hbm_capacity / 1e9:.0f} GB"
 
 

@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 __all__ = [
     "OKABE_ITO",
     "REGION_COLOURS",
+    "plot_bandwidth_staircase",
+    "plot_compute_roofs",
     "plot_decode_context",
     "plot_decode_throughput",
-    "plot_compute_roofs",
     "plot_decode_time",
+    "plot_hierarchical_roofline",
     "plot_layer_matmuls",
     "plot_matmul_batch",
     "plot_measured_knee",
@@ -370,7 +372,7 @@ def plot_measurement(
     >>> import matplotlib.pyplot as plt
     >>> from rooflinelib.measure import measure_machine
     >>> m = measure_machine(budget_s=2, progress=False, peak_n=64, stream_mib=1, D=64,
-    ...                     batch_sizes=[1, 8], dot_lengths=[1000])
+    ...                     batch_sizes=[1, 8], dot_lengths=[1000], staircase_max_mib=1)
     >>> fig, ax = plt.subplots()
     >>> plot_measurement(m, ax=ax).get_xscale()
     'log'
@@ -422,7 +424,7 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     >>> import matplotlib.pyplot as plt
     >>> from rooflinelib.measure import measure_machine
     >>> m = measure_machine(budget_s=2, progress=False, peak_n=64, stream_mib=1, D=64,
-    ...                     batch_sizes=[1, 8, 64], dot_lengths=[1000])
+    ...                     batch_sizes=[1, 8, 64], dot_lengths=[1000], staircase_max_mib=1)
     >>> fig, ax = plt.subplots()
     >>> plot_measured_knee(m, ax=ax).get_xscale()
     'log'
@@ -456,6 +458,190 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     ax.set_ylabel(f"{dtype} FLOPs/s")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+    return ax
+
+
+#: A colour per cache level, innermost first, then main memory's (Okabe-Ito: sky blue, blue, green, purple).
+LEVEL_COLOURS = (OKABE_ITO[6], OKABE_ITO[1], OKABE_ITO[3], OKABE_ITO[4])
+MEMORY_COLOUR = OKABE_ITO[2]
+
+
+def _level_colour(index: int, name: str) -> str:
+    from rooflinelib.measure.hierarchy import MEMORY
+
+    return MEMORY_COLOUR if name == MEMORY else LEVEL_COLOURS[index % len(LEVEL_COLOURS)]
+
+
+def format_bytes(nbytes: float) -> str:
+    """A size as the page writes it: ``"48 KiB"``, ``"1 MiB"``, ``"1.5 GiB"``.
+
+    Examples
+    --------
+    >>> format_bytes(49152), format_bytes(2**20), format_bytes(3 * 2**29), format_bytes(100)
+    ('48 KiB', '1 MiB', '1.5 GiB', '100 B')
+    """
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def plot_bandwidth_staircase(m: MachineMeasurement, *, legend: bool = True, ax: Axes | None = None) -> Axes:
+    """The cache staircase: bandwidth on one core against working set, with each cache's size and level's bandwidth.
+
+    The line is the median of each size, the band the fastest and slowest run;
+    a dotted vertical line marks each cache's size (from sysfs), and a thick
+    horizontal segment each level's bandwidth over the working sets it is taken
+    from (:func:`rooflinelib.measure.memory_levels`). Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.measure import Point, MachineMeasurement
+    >>> stair = [Point("reread", "fp32", {"n": 2**k, "repeats": 2}, 0, 1e9, 1e-2, 1e-2, 1e-2, 3, 1)
+    ...          for k in range(10, 24)]
+    >>> m = MachineMeasurement(machine={"caches": [{"level": 1, "bytes": 2**15}, {"level": 2, "bytes": 2**21}]},
+    ...                        staircase=stair)
+    >>> fig, ax = plt.subplots()
+    >>> plot_bandwidth_staircase(m, ax=ax).get_xscale()
+    'log'
+    >>> plt.close(fig)
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+    from rooflinelib.measure.hierarchy import memory_levels, working_set
+
+    if not m.staircase:
+        raise ValueError(
+            "the measurement has no cache staircase (it was made with the torch or jax backend, or before "
+            "rooflinelib measured one); measure again with the numpy backend"
+        )
+    pts = sorted(m.staircase, key=working_set)
+    x = np.array([working_set(p) for p in pts])
+    ax = _current_axes(ax)
+    ax.fill_between(
+        x, [p.bytes / p.max_s / 1e9 for p in pts], [p.bytes / p.min_s / 1e9 for p in pts],
+        color="0.6", alpha=0.3, lw=0, label="fastest to slowest run",
+    )  # fmt: skip
+    ax.plot(x, [p.bytes_per_s / 1e9 for p in pts], "o-", color="0.2", ms=4, label="acc += x, median")
+    for i, level in enumerate(memory_levels(m)):  # labels name the level only: its size is on the x axis
+        colour = _level_colour(i, level.name)
+        if level.bytes is not None:
+            ax.axvline(level.bytes, color=colour, ls=":", lw=1.5)
+        if level.bandwidth is not None:
+            left = level.low if level.low > 0 else x[0]
+            right = level.high if level.high is not None else x[-1]
+            ax.hlines(level.bandwidth / 1e9, left, right, colors=colour, lw=4, alpha=0.8,
+                      label=f"{level.name}: {level.bandwidth / 1e9:.0f} GB/s")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    lo, hi = int(np.floor(np.log2(x[0]))), int(np.ceil(np.log2(x[-1])))
+    ax.xaxis.set_major_locator(FixedLocator([2.0**k for k in range(lo + lo % 2, hi + 1, 2)]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    # KiB below a MiB, MiB above (1024 MiB, not 1 GiB): every build labels its axis with the same two units
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: f"{v / 2**10:g} KiB" if v < 2**20 else f"{v / 2**20:g} MiB")
+    )
+    ax.set_xlim(x[0] / 1.3, x[-1] * 1.3)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("working set (bytes, two arrays)")
+    ax.set_ylabel("bandwidth on one core (GB/s)")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8, loc="lower left")
+    return ax
+
+
+def plot_hierarchical_roofline(
+    m: MachineMeasurement,
+    *,
+    dtype: str | None = None,
+    in_core: bool = True,
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """The roofline of every memory level, the in-core ceilings, and each measured point coloured by its level.
+
+    A sloped ceiling per level with a measured bandwidth (the staircase's, one
+    core; the copy's bandwidth alone for a measurement without caches or a
+    staircase), each capped by the highest flat ceiling drawn; flat ceilings at the
+    measured peak and, for a CPU measurement whose figures were read
+    (``in_core=True``), at the peak the CPU's figures predict (cores × clock ×
+    SIMD lanes × FMAs per cycle × 2) and the scalar one (one lane). Each point
+    of the matmul sweep (circles) and the dot products (squares) is filled with
+    the colour of the level its working set fits in
+    (:func:`rooflinelib.measure.place_points`). Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from rooflinelib.measure import Point, MachineMeasurement
+    >>> stair = [Point("reread", "fp32", {"n": 2**k, "repeats": 2}, 0, 2e9 if k < 12 else 2e8, 1e-2, 1e-2, 1e-2,
+    ...                3, 1) for k in range(10, 24)]     # 200 GB/s in the 32 KiB L1, 20 GB/s past it
+    >>> peak = Point("matmul", "fp32", {"B": 64, "D": 64, "F": 64}, 1e12, 1.0, 10.0, 10.0, 10.0, 3, 1)
+    >>> cpu = {"cores": 2, "clock_hz": 3e9, "simd_bits": 256, "fma": True}
+    >>> m = MachineMeasurement(machine={"caches": [{"level": 1, "bytes": 2**15}], "cpu": cpu},
+    ...                        staircase=stair, peak={"fp32": peak})
+    >>> fig, ax = plt.subplots()
+    >>> [t.get_text() for t in plot_hierarchical_roofline(m, ax=ax).get_legend().get_texts()][:5]
+    ['L1: 200 GB/s', 'DRAM: 20 GB/s', 'measured peak: 100 GFLOP/s', 'predicted in-core peak: 192 GFLOP/s', 'scalar ceiling: 24 GFLOP/s']
+    >>> plt.close(fig)
+    """
+    from rooflinelib.measure.cpu import CpuFigures
+    from rooflinelib.measure.hierarchy import MEMORY, Level, memory_levels, place_points
+
+    dtype = dtype or (m.sweep[0].dtype if m.sweep else next(iter(m.peak), "fp32"))
+    levels = memory_levels(m)
+    measured = [(i, lv) for i, lv in enumerate(levels) if lv.bandwidth is not None]
+    if not measured and "copy" in m.stream:  # no caches reported, or no staircase: main memory from the copy
+        levels = [Level(MEMORY, None, 0.0, None, m.bandwidth("copy"), 1)]
+        measured = [(0, levels[0])]
+    if not measured:
+        raise ValueError(
+            "no memory level has a measured bandwidth: the hierarchical roofline needs a cache staircase or a "
+            "copy bandwidth; measure again with rooflinelib.measure_machine"
+        )
+    peak = m.peak_flops(dtype)
+    flat = [("measured peak", peak, "-")]
+    if in_core and m.machine.get("backend", "numpy") == "numpy":
+        cpu = CpuFigures.from_dict(m.machine.get("cpu"))
+        predicted, scalar = cpu.predicted_peak(dtype), cpu.scalar_peak()
+        if predicted is not None:
+            flat.append(("predicted in-core peak", predicted, "--"))
+        if scalar is not None:
+            flat.append(("scalar ceiling", scalar, ":"))
+    top = max(value for _, value, _ in flat)
+    pts = [p for p in m.sweep if p.dtype == dtype] + [p for p in m.dot if p.dtype == dtype]
+    placed = place_points(m, pts, dtype=dtype, levels=levels)
+    bws = [lv.bandwidth for _, lv in measured if lv.bandwidth is not None]
+    xs = [p.intensity for p in pts]
+    lo = min([peak / max(bws) / 100, *xs]) / 2
+    hi = max([top / min(bws) * 10, *xs]) * 2
+    x = np.geomspace(lo, hi, 400)
+    ax = _current_axes(ax)
+    for i, level in measured:
+        assert level.bandwidth is not None
+        ax.plot(x, np.minimum(top, x * level.bandwidth), color=_level_colour(i, level.name), lw=2,
+                label=f"{level.name}: {level.bandwidth / 1e9:.0f} GB/s")  # fmt: skip
+    for name, value, style in flat:
+        ax.axhline(value, color="0.1", ls=style, lw=1.5, label=f"{name}: {value / 1e9:.0f} GFLOP/s")
+    colour = {lv.name: _level_colour(i, lv.name) for i, lv in enumerate(levels)}
+    for placement in placed:
+        p = placement.point
+        marker = "o" if p.kind == "matmul" else "s"
+        ax.plot([p.intensity], [p.flops_per_s], marker, ms=7, mec="0.1", mfc=colour[placement.level], ls="none")
+    ax.plot([], [], "o", mec="0.1", mfc="white", label="matmul sweep (fill: the level it fits in)")
+    ax.plot([], [], "s", mec="0.1", mfc="white", label="dot products (fill: the level they fit in)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOPs/byte)")
+    ax.set_ylabel(f"attainable {dtype} FLOPs/s")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:  # below the axes: the ceilings fill the plot's corners
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     return ax
 
 

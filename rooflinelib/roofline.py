@@ -20,6 +20,7 @@ __all__ = [
     "attainable_flops",
     "bottleneck",
     "critical_intensity",
+    "in_core_peak",
     "is_compute_bound",
     "knee_batch_size",
     "memory_bandwidth_utilization",
@@ -163,6 +164,37 @@ def critical_intensity(peak_flops: ArrayLike, bandwidth: ArrayLike) -> FloatOrAr
     486
     """
     return as_number("peak_flops", peak_flops, "FLOP/s") / as_number("bandwidth", bandwidth, "bytes/s")
+
+
+def in_core_peak(
+    cores: ArrayLike, clock_hz: ArrayLike, simd_lanes: ArrayLike, fma_per_cycle: ArrayLike, flops_per_fma: float = 2
+) -> FloatOrArray:
+    """Peak FLOPs/s from a processor's own figures: cores × clock × SIMD lanes × FMAs per cycle × FLOPs per FMA.
+
+    Williams, Waterman and Patterson's in-core ceiling: every core issues
+    ``fma_per_cycle`` vector fused multiply-adds each cycle, each on
+    ``simd_lanes`` numbers, and an FMA counts as two FLOPs (a multiply and an
+    add). One lane gives the scalar ceiling; ``flops_per_fma=1`` a processor
+    without FMA that issues one multiply or add per instruction.
+
+    Examples
+    --------
+    >>> in_core_peak(8, 3.0e9, 16, 2) / 1e9     # 8 cores, 3 GHz, AVX-512 float32, two FMA units
+    1536.0
+    >>> in_core_peak(8, 3.0e9, 1, 2) / 1e9      # the same cores, scalar code
+    96.0
+    >>> in_core_peak(0, 3.0e9, 16, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: cores must be > 0 cores, got 0
+    """
+    return (
+        as_number("cores", cores, "cores")
+        * as_number("clock_hz", clock_hz, "Hz")
+        * as_number("simd_lanes", simd_lanes, "lanes")
+        * as_number("fma_per_cycle", fma_per_cycle, "FMAs per cycle")
+        * as_number("flops_per_fma", flops_per_fma, "FLOPs")
+    )
 
 
 def attainable_flops(intensity: ArrayLike, peak_flops: ArrayLike, bandwidth: ArrayLike) -> FloatOrArray:

@@ -7,6 +7,7 @@ chapter source, and computes the value it expects from first principles or from
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -560,3 +561,227 @@ def test_last_level_cache_read_from_sysfs(tmp_path: Path) -> None:
     (tmp_path / "index3" / "size").write_text("garbage\n")
     assert last_level_cache_bytes(tmp_path) is None
     assert last_level_cache_bytes(tmp_path / "nowhere") is None
+
+
+# --- the memory hierarchy: what the page says agrees with the tables it computed -------------------------
+# The page measures the machine that builds it, so nothing here expects a value: each check compares one place
+# of the page with another, allowing for the rounding of each figure as displayed.
+
+_PLAIN = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+
+
+def _glued(key: str) -> str:
+    from book_support import glued
+
+    return dict(glued("measure-your-machine"))[key].translate(_PLAIN)
+
+
+def _table(header: str) -> list[dict[str, str]] | None:
+    """The rows of the measure page's table that has a column named ``header``; ``None`` if the page has none."""
+    for table in _soup("measure-your-machine").select("article table"):
+        heads = [" ".join(th.get_text().split()) for th in table.select("thead th")]
+        if header in heads:
+            rows = table.select("tbody tr")
+            return [dict(zip(heads, (" ".join(td.get_text().split()) for td in tr.select("td")))) for tr in rows]
+    return None
+
+
+def _bytes(text: str) -> float:
+    """ "48 KiB", "1.5 MiB" as the page writes sizes (three significant figures), in bytes."""
+    number, unit = text.split()
+    return float(number) * {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit]
+
+
+def _within(shown: float, value: float, half_unit: float) -> bool:
+    return abs(shown - value) <= half_unit * (1 + 1e-9)
+
+
+def test_the_staircase_sentences_agree_with_the_level_table() -> None:
+    rows = _table("working sets used")
+    note, main, steps = _glued("cache_note"), _glued("stair_main"), _glued("stair_steps")
+    if rows is None:
+        assert "does not report its caches" in note and main.startswith("Without the caches' sizes")
+        return
+    sizes = {r["level"]: _bytes(r["size"]) for r in rows if r["size"] != "–"}
+    bw = {r["level"]: float(r["GB/s (one core)"]) for r in rows if r["GB/s (one core)"] != "–"}
+    assert list(sizes) == [f"L{i}" for i in range(1, len(sizes) + 1)] and rows[-1]["level"] == "DRAM"
+    # the caches named in prose are the table's (sizes: whole KiB in prose, three figures in the table)
+    kib = re.search(r"an L1 of (\d+) KiB and an L2 of (\d+) KiB per core", note)
+    assert kib, note
+    for level, shown in zip(("L1", "L2"), kib.groups()):
+        assert sizes[level] == pytest.approx(int(shown) * 1024, rel=5e-3), (level, shown)
+    last = re.search(r"last-level cache \(L(\d)\) of ([\d.]+) MiB", note)
+    if len(sizes) >= 3:
+        assert last and f"L{last.group(1)}" == list(sizes)[-1]
+        assert sizes[f"L{last.group(1)}"] == pytest.approx(float(last.group(2)) * 2**20, rel=5e-3)
+    # the main sentence: the fastest measured cache and main memory, their ratio and main memory against the copy
+    measured = [r["level"] for r in rows if r["level"] != "DRAM" and r["level"] in bw]
+    steps_main = re.fullmatch(
+        r"One core moves (\d+) GB/s while its working set fits in (L\d), and (\d+) GB/s from main memory: ([\d.]+) "
+        r"times less\. \(Main memory's step is ([\d.]+) times the copy bandwidth measured above: a different loop "
+        r"over different sizes\.\)",
+        main,
+    )
+    if "DRAM" not in bw:
+        assert main.startswith("One core moves") and "no working set of the sweep was far enough" in main
+        return
+    assert steps_main, main
+    first, dram = steps_main.group(2), float(steps_main.group(3))
+    assert first == measured[0], "the sentence should start from the fastest level the table measured"
+    assert _within(float(steps_main.group(1)), bw[first], 0.55) and _within(dram, bw["DRAM"], 0.55)
+    ratio = float(steps_main.group(4))
+    assert _rounded_quotient_allows(ratio, bw[first], bw["DRAM"], shown=0.05, ratio_shown=0.05)
+    assert next(r for r in rows if r["level"] == first)["× main memory"] == steps_main.group(4)
+    copy = float(_glued("copy_bw"))
+    assert _rounded_quotient_allows(float(steps_main.group(5)), bw["DRAM"], copy, shown=0.05, ratio_shown=0.005)
+    # the steps between caches: the sentence the table's numbers call for
+    pairs = list(itertools.pairwise(measured))
+    if not pairs:
+        assert steps == ""
+        return
+    rise = re.fullmatch(r"(L\d) measures as fast as (L\d) or faster \((\d+) against (\d+) GB/s\): .*", steps)
+    flat = re.fullmatch(r"From (L\d) to (L\d) the bandwidth drops by only (\d+)%: .*", steps)
+    if rise:
+        b, a = rise.group(1), rise.group(2)
+        assert (a, b) in pairs and bw[b] >= bw[a] - 0.1
+        assert _within(float(rise.group(3)), bw[b], 0.55) and _within(float(rise.group(4)), bw[a], 0.55)
+    elif flat:
+        a, b = flat.group(1), flat.group(2)
+        assert (a, b) in pairs and bw[b] <= bw[a] + 0.1
+        drop_lo, drop_hi = 100 * (1 - (bw[b] + 0.05) / (bw[a] - 0.05)), 100 * (1 - (bw[b] - 0.05) / (bw[a] + 0.05))
+        assert drop_lo - 0.5 <= float(flat.group(3)) <= drop_hi + 0.5 and float(flat.group(3)) <= 15.5
+    else:
+        assert steps == "Each level is slower than the one above it.", steps
+        assert all(bw[b] < 0.85 * bw[a] * (1 + 1e-3) + 0.1 for a, b in pairs)
+
+
+def test_the_prediction_is_the_product_of_the_figures_in_the_table() -> None:
+    value, verdict, scalar = _glued("pred_value"), _glued("pred_verdict"), _glued("pred_scalar")
+    cores, clock, simd, fma = (_glued(k) for k in ("cpu_cores", "cpu_clock", "cpu_simd", "cpu_fma"))
+    if "not reported" in (cores, clock, simd):
+        assert re.fullmatch(r"This machine (does not report its (cores|clock)|reports no SIMD width this page "
+                            r"knows), so there is no prediction to test\.", value), value  # fmt: skip
+        assert verdict == ""
+        return
+    bits, lanes = map(int, re.fullmatch(r"(\d+) bits, (\d+) float32 lanes", simd).groups())
+    assert lanes == bits // 32
+    ghz = float(re.fullmatch(r"([\d.]+) GHz", clock).group(1))
+    per_cycle = int(_glued("cpu_fma_per_cycle"))
+    flops = 2 if fma.startswith("yes") else 1
+    shown = re.fullmatch(
+        r"With these figures the float32 prediction is (\d+) × ([\d.]+) GHz × (\d+) × (\d+) × (\d) = ([\d.]+) GFLOP/s\.",
+        value,
+    )
+    assert shown, value
+    assert shown.groups()[:5] == (cores, clock.split()[0], str(lanes), str(per_cycle), str(flops))
+    product = int(cores) * lanes * per_cycle * flops
+    predicted = float(shown.group(6))
+    assert product * (ghz - 0.005) - 0.05 <= predicted <= product * (ghz + 0.005) + 0.05
+    # the verdict: the measured peak over the prediction, and the sentence its size calls for
+    said = re.match(r"The measured peak, ([\d.]+) GFLOP/s, is (?:only )?(\d+)% of the prediction", verdict)
+    assert said, verdict
+    measured, pct = float(said.group(1)), float(said.group(2))
+    assert said.group(1) == _glued("peak32")
+    lo, hi = (measured - 0.05) / (predicted + 0.05), (measured + 0.05) / (predicted - 0.05)
+    assert 100 * lo - 0.5 <= pct <= 100 * hi + 0.5
+    branches = {"faster than these figures allow": (1.1, 1e9), "nearly full": (0.75, 1.1),
+                "The gap has several candidates": (0.4, 0.75), "too far below it": (0, 0.4)}  # fmt: skip
+    (chosen,) = [span for words, span in branches.items() if words in verdict]
+    assert chosen[0] <= hi + 0.005 and lo - 0.005 <= chosen[1], (verdict, lo, hi)
+    # the scalar ceiling: the same product with one lane
+    one = re.fullmatch(r"The scalar ceiling, one lane per FMA, is ([\d.]+) GFLOP/s, (\d+) times below the measured "
+                       r"peak: .*", scalar)  # fmt: skip
+    assert one, scalar
+    assert _within(float(one.group(1)), predicted / lanes, 0.05 + 0.05 / lanes + 1e-9)
+    assert _rounded_quotient_allows(float(one.group(2)), measured, float(one.group(1)), shown=0.05, ratio_shown=0.5)
+
+
+def _count(sentence: str, *patterns: tuple[str, int | None]) -> int:
+    """The count a sentence states: the first pattern that matches, its number (``None``: the pattern's group)."""
+    for pattern, n in patterns:
+        found = re.search(pattern, sentence)
+        if found:
+            return int(found.group(1)) if n is None else n
+    raise AssertionError(f"no count in {sentence!r}")
+
+
+def test_points_above_the_main_memory_roof_are_placed_on_their_levels() -> None:
+    rows = _table("fits in") or []
+    # the points the earlier sentences counted above the main-memory roof are the rows of the table
+    sweep_over = _count(_glued("above_roof"), (r"^One point sits above", 1), (r"^(\d+) points sit above", None),
+                        (r"^No point of the sweep", 0))  # fmt: skip
+    n_dots = len(re.search(r"dot_lengths=\[([^\]]*)\]", (BOOK / "measure-your-machine.md").read_text()).group(1)
+                 .split(","))  # fmt: skip
+    dots_over = _count(_glued("dot_above"), (r"every dot product of the sweep", n_dots), (r"(\d+) of the \d+ dot", None),
+                       (r"no dot product", 0))  # fmt: skip
+    assert len(rows) == sweep_over + dots_over
+    assert sum(r["point"].startswith("[") for r in rows) == sweep_over
+    sentence = _glued("place_sentence")
+    if not rows:
+        assert sentence == "No point runs above the main-memory roof, so none needs a higher ceiling."
+        return
+    levels = _table("working sets used")
+    if levels is None:
+        assert sentence == "Without the caches' sizes the points cannot be placed on levels."
+        return
+    sizes = [(r["level"], _bytes(r["size"])) for r in levels if r["size"] != "–"]
+    level_bw = {r["level"]: r["GB/s (one core)"] for r in levels}
+    peak = float(_glued("peak32"))
+    over, under, worst = [], [], 0.0
+    for row in rows:
+        ws = _bytes(row["working set"])
+        near = [name for name, size in sizes if abs(ws - size) <= 5e-3 * size]  # at a cache's size: either side
+        expected = next((name for name, size in sizes if ws <= size), "DRAM")
+        assert row["fits in"] == expected or near, row
+        if row["measured / ceiling"] == "–":
+            assert level_bw[row["fits in"]] == "–", row
+            continue
+        ceiling, rate, ratio = (float(row[k]) for k in ("ceiling there (GFLOP/s)", "measured (GFLOP/s)",
+                                                         "measured / ceiling"))  # fmt: skip
+        assert ceiling <= peak + 0.05, "a ceiling is capped by the measured peak"
+        assert _rounded_quotient_allows(ratio, rate, ceiling, shown=0.05, ratio_shown=0.005), row
+        (over if ratio > 1 else under if ratio < 1 else []).append(row)
+        worst = max(worst, ratio)
+    judged = [r for r in rows if r["measured / ceiling"] != "–"]
+    if len(judged) < len(rows):
+        numbers = re.fullmatch(r"Of the (\d+) points above the main-memory roof, (\d+) sit under the ceiling of the "
+                               r"level they fit in and (\d+) above it\.", sentence)  # fmt: skip
+        assert numbers and int(numbers.group(1)) == len(rows)
+        assert _glued("place_unmeasured").startswith(f"{len(rows) - len(judged)} of them fit in a level")
+        return
+    n = len(rows)
+    if not over and len(under) == n:
+        assert sentence.startswith("The point above" if n == 1 else f"Each of the {n} points above"), sentence
+        assert "sits under the ceiling" in sentence
+    elif len(over) == n:
+        assert sentence.startswith("The point above" if n == 1 else f"All {n} points above"), sentence
+        assert "runs above the ceiling" in sentence or "run above the ceiling" in sentence
+    if re.search(r"by up to ([\d.]+) times|too, ([\d.]+) times", sentence):
+        shown = float(re.search(r"(?:by up to|too,) ([\d.]+) times", sentence).group(1))
+        assert abs(shown - worst) <= 0.05 + 0.005 + 1e-9
+    some = re.fullmatch(r"Of the (\d+) points above the main-memory roof, (\d+) sit under the ceiling of the level they "
+                        r"fit in, and (\d+) above it, by up to [\d.]+ times\.", sentence)  # fmt: skip
+    if some:
+        assert int(some.group(1)) == n and int(some.group(3)) >= len(over) and int(some.group(2)) >= len(under)
+    # a reason is given exactly when a point beats its ceiling
+    reasons = _glued("place_reason") + _glued("place_peak")
+    assert bool(reasons) == bool(over) or any(r["measured / ceiling"] == "1.00" for r in rows)
+
+
+def test_hierarchy_figures_have_captions_and_alt_text() -> None:
+    soup = _soup("measure-your-machine")
+    for name, words in (("fig-cache-staircase", "staircase"), ("fig-hierarchical-roofline", "hierarchical roofline")):
+        figure = soup.find(id=name)
+        assert figure is not None, name
+        assert words in figure.find("figcaption").get_text(), name
+        alt = figure.find("img").get("alt", "")
+        assert len(alt) > 200 and "memory" in alt, name
+
+
+def test_the_cloud_gpu_cell_is_shown_and_not_run_by_the_build() -> None:
+    cells = [c for c in _soup("measure-your-machine").select("div.cell") if "time_cuda" in c.get_text()]
+    assert len(cells) == 1
+    assert cells[0].select_one(".cell_input") is not None and cells[0].select_one(".cell_output") is None
+    text = _plain("measure-your-machine")
+    assert "torch.cuda.synchronize() after every run and before it reads the clock" in text
+    assert "start.elapsed_time(end)" in text

@@ -51,7 +51,7 @@ _PLACEHOLDER = re.compile(
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _FRACTION = re.compile(r"(?<![\d.])1/(?=\{)")
 _ENGLISH_WORD = re.compile(r"\b[A-Za-z]*[a-z][A-Za-z]*\b")
-UNITS = {"FLOPs", "TFLOPs", "GFLOPs", "OPs", "TOPs", "bytes", "byte"}
+UNITS = {"FLOPs", "TFLOPs", "GFLOPs", "OPs", "TOPs", "bytes", "byte", "KiB", "MiB", "GiB"}  # never translated
 
 
 def messages(lang: str, catalog: Path) -> list:

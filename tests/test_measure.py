@@ -1,6 +1,7 @@
 """Honesty properties of rooflinelib.measure: what is timed, what is reported, what is recorded."""
 
 import importlib.util
+import itertools
 import json
 import math
 import sys
@@ -14,7 +15,16 @@ import rooflinelib as rl
 from rooflinelib import measure as M
 from rooflinelib.measure import sweep as S
 
-TINY = {"peak_n": 32, "stream_mib": 1, "D": 32, "batch_sizes": [1, 2, 4], "dot_lengths": [100, 1000], "repeats": 3}
+TINY = {
+    "peak_n": 32,
+    "stream_mib": 1,
+    "D": 32,
+    "batch_sizes": [1, 2, 4],
+    "dot_lengths": [100, 1000],
+    "staircase_min_kib": 4,
+    "staircase_max_mib": 1 / 16,
+    "repeats": 3,
+}
 
 
 class FakeClock:
@@ -256,8 +266,11 @@ def test_measure_machine_records_sizes_threads_and_round_trips_json(tmp_path):
     assert m.peak["fp64"].sizes == {"B": 32, "D": 32, "F": 32}
     assert m.stream["copy"].sizes == {"n": 2**20 // 4}
     assert all(p.repeats == 3 and p.warmup == 1 for p in [*m.sweep, *m.dot])
-    for key in ("cpu_count", "blas_threads", "thread_pools", "numpy", "platform", "date", "backend", "device"):
+    for key in ("cpu_count", "caches", "cpu", "blas_threads", "thread_pools", "numpy", "platform", "date", "backend"):
         assert key in m.machine, key
+    assert [2 * p.sizes["n"] * 4 for p in m.staircase] == [4096, 8192, 16384, 32768, 65536]
+    assert all(p.kind == "reread" and p.repeats == 3 and p.warmup == 1 for p in m.staircase)
+    assert M.CpuFigures.from_dict(m.machine["cpu"]).fma_per_cycle_from == "assumed"
     blas_pools = [p for p in m.machine["thread_pools"] if p["user_api"] == "blas"]
     assert blas_pools and m.machine["blas_threads"] == blas_pools[0]["num_threads"] >= 1
     path = m.save(tmp_path / "m.json")
@@ -295,12 +308,17 @@ def _measurement_dict():
     }
 
 
-def test_files_without_a_format_number_load_as_format_1(tmp_path):
-    """The layout written before the format number existed (as benchmarks/reference_gpu.py wrote it)."""
-    (tmp_path / "old.json").write_text(json.dumps(_measurement_dict()))
+@pytest.mark.parametrize("version", [None, 1])
+def test_format_1_files_still_load_without_a_staircase(tmp_path, version):
+    """The layout before the cache staircase (format 1, or no number at all, as benchmarks/reference_gpu.py wrote
+    it) loads into the current format with an empty staircase."""
+    old = _measurement_dict() if version is None else {**_measurement_dict(), "format": version}
+    (tmp_path / "old.json").write_text(json.dumps(old))
     m = M.load_measurement(tmp_path / "old.json")
-    assert m.format == 1 and m.peak_flops("fp32") == pytest.approx(128e6)
+    assert M.FORMAT == 2 and m.format == M.FORMAT and m.staircase == []
+    assert m.peak_flops("fp32") == pytest.approx(128e6)
     assert m.bandwidth("copy") == pytest.approx(8e9)
+    assert rl.memory_levels(m) == []  # no caches recorded: no levels to place points on
 
 
 def test_unreadable_files_say_what_is_wrong(tmp_path):
@@ -426,6 +444,9 @@ def nothing_measured(monkeypatch):
         ({"backend": 3}, TypeError, "backend must be 'numpy', 'torch', 'jax' or a Backend object, got 3"),
         ({"peak_dtypes": ["fp32", "bf16"]}, ValueError, "dtype must be one of"),
         ({"peak_dtypes": []}, ValueError, "peak_dtypes must be a non-empty list"),
+        ({"staircase_max_mib": 0}, ValueError, "staircase_max_mib must be > 0 MiB, got 0"),
+        ({"staircase_min_kib": 64, "staircase_max_mib": 0.01}, ValueError, "must be at least staircase_min_kib"),
+        ({"staircase_per_octave": 0}, ValueError, "staircase_per_octave must be an integer >= 1, got 0"),
     ],
 )
 def test_measure_machine_refuses_bad_input_before_measuring(nothing_measured, setting, error, message):
@@ -454,3 +475,381 @@ def test_bad_timing_arguments_name_the_argument():
         M.time_it(lambda: None, warmup=True)
     with pytest.raises(ValueError, match="dtype must be one of"):
         M.NumpyBackend("bf16")
+
+
+# ------------------------------------------------------------------ the memory hierarchy
+
+
+def _sysfs_cache(root, entries):
+    """A fake /sys/devices/system/cpu/cpu0/cache: (level, type, size, shared_cpu_list) per index."""
+    for i, (level, kind, size, cpus) in enumerate(entries):
+        d = root / f"index{i}"
+        d.mkdir(parents=True)
+        for name, text in (("level", level), ("type", kind), ("size", size), ("shared_cpu_list", cpus)):
+            (d / name).write_text(f"{text}\n")
+    return root
+
+
+def test_cache_levels_are_the_data_caches_innermost_first(tmp_path):
+    from rooflinelib.measure.system import cache_levels
+
+    cache = _sysfs_cache(
+        tmp_path / "cache",
+        [(3, "Unified", "36608K", "0-15,32-47"), (1, "Instruction", "32K", "0,32"), (2, "Unified", "2M", "0,32"),
+         (1, "Data", "48K", "0,32")],
+    )  # fmt: skip
+    assert cache_levels(cache) == [
+        {"level": 1, "bytes": 48 * 1024, "shared_by": 2},  # a core's own, shared by its two hyperthreads
+        {"level": 2, "bytes": 2 * 2**20, "shared_by": 2},
+        {"level": 3, "bytes": 36608 * 1024, "shared_by": 32},
+    ]
+    (cache / "index2" / "size").write_text("lots\n")
+    assert cache_levels(cache) == []
+    assert cache_levels(tmp_path / "nowhere") == []
+
+
+def _cpu_files(tmp_path, cpuinfo, siblings=(), max_khz=None):
+    (tmp_path / "cpuinfo").write_text(cpuinfo)
+    for cpu, sibling_list in enumerate(siblings):
+        topology = tmp_path / "sys" / f"cpu{cpu}" / "topology"
+        topology.mkdir(parents=True)
+        (topology / "core_cpus_list").write_text(sibling_list + "\n")
+        if max_khz is not None:
+            (tmp_path / "sys" / f"cpu{cpu}" / "cpufreq").mkdir()
+            (tmp_path / "sys" / f"cpu{cpu}" / "cpufreq" / "cpuinfo_max_freq").write_text(f"{max_khz}\n")
+    return tmp_path / "cpuinfo", tmp_path / "sys"
+
+
+X86 = (
+    "processor\t: {i}\nmodel name\t: Example Xeon\nflags\t\t: fpu sse sse2 avx avx2 fma{extra}\ncpu MHz\t\t: {mhz}\n\n"
+)
+
+
+def test_cpu_figures_from_x86_files(tmp_path):
+    """Four logical CPUs on two cores (SMT), AVX2 with FMA, a cpufreq maximum: each figure and its source."""
+    text = "".join(X86.format(i=i, extra="", mhz=mhz) for i, mhz in enumerate([1200.0, 3100.5, 800.0, 2000.0]))
+    cpuinfo, sys_cpu = _cpu_files(tmp_path, text, siblings=["0,2", "1,3", "0,2", "1,3"], max_khz=3_500_000)
+    cpu = M.read_cpu_figures(cpuinfo, sys_cpu, cpus=[0, 1, 2, 3])
+    assert (cpu.model, cpu.cores, cpu.cores_from) == ("Example Xeon", 2, "topology")
+    assert (cpu.clock_hz, cpu.clock_from) == (3.5e9, "cpufreq")  # the kernel's maximum, not a current clock
+    assert (cpu.simd_bits, cpu.simd_from, cpu.fma, cpu.fma_from) == (256, "avx", True, "fma")
+    assert (cpu.fma_per_cycle, cpu.fma_per_cycle_from) == (2, "assumed")
+    # 2 cores × 3.5 GHz × 8 float32 lanes (256 / 32) × 2 FMAs per cycle × 2 FLOPs per FMA
+    assert cpu.predicted_peak("fp32") == pytest.approx(224e9)
+    assert cpu.predicted_peak("fp64") == pytest.approx(112e9)  # 4 lanes
+    assert cpu.scalar_peak() == pytest.approx(28e9)  # 2 × 3.5e9 × 1 × 2 × 2
+    assert cpu.unread() == []
+    assert M.CpuFigures.from_dict(cpu.to_dict()) == cpu
+
+
+def test_cpu_figures_fall_back_and_say_what_is_unread(tmp_path):
+    # no cpufreq: the highest "cpu MHz"; no topology: the logical CPUs, counted as cores
+    text = "".join(X86.format(i=i, extra=" avx512f", mhz=mhz) for i, mhz in enumerate([2400.0, 2600.0]))
+    cpuinfo, sys_cpu = _cpu_files(tmp_path, text)
+    cpu = M.read_cpu_figures(cpuinfo, sys_cpu, cpus=[0, 1])
+    assert (cpu.cores, cpu.cores_from, cpu.clock_hz, cpu.clock_from) == (2, "cpu_count", 2.6e9, "cpuinfo")
+    assert (cpu.simd_bits, cpu.simd_from, cpu.lanes("fp32")) == (512, "avx512f", 16)
+    # Arm: "Features" with asimd (128-bit NEON, with FMA), no clock anywhere
+    (tmp_path / "arm").write_text("processor\t: 0\nFeatures\t: fp asimd evtstrm crc32\n")
+    arm = M.read_cpu_figures(tmp_path / "arm", tmp_path / "none", cpus=[0])
+    assert (arm.simd_bits, arm.fma, arm.fma_from, arm.clock_hz) == (128, True, "asimd", None)
+    assert arm.unread() == ["clock"] and arm.predicted_peak() is None and arm.scalar_peak() is None
+    # nothing readable at all
+    bare = M.read_cpu_figures(tmp_path / "missing", tmp_path / "none", cpus=[0])
+    assert bare.unread() == ["clock", "SIMD width"] and bare.fma is None
+    with pytest.raises(ValueError, match="SIMD width was not read"):
+        bare.lanes("fp32")
+    # without FMA an instruction is one FLOP
+    no_fma = M.CpuFigures(cores=1, clock_hz=1e9, simd_bits=128, fma=False)
+    assert no_fma.predicted_peak("fp32") == pytest.approx(1e9 * 4 * 2 * 1)
+    with pytest.raises(ValueError, match="unknown key"):
+        M.CpuFigures.from_dict({"cores": 1, "ghz": 3})
+
+
+def test_in_core_peak_checks_its_figures():
+    assert rl.in_core_peak(64, 2.0e9, 8, 2) == pytest.approx(64 * 2.0e9 * 8 * 2 * 2)
+    with pytest.raises(ValueError, match="clock_hz must be > 0 Hz"):
+        rl.in_core_peak(4, 0, 8, 2)
+
+
+def test_staircase_sizes_span_the_caches():
+    sizes = M.staircase_sizes(4, None, last_level_cache=32 * 2**20)
+    assert sizes[0] == 4096 and sizes[-1] == 8 * 32 * 2**20  # well inside L1 to eight times the LLC
+    assert all(b == 2 * a for a, b in itertools.pairwise(sizes))
+    assert M.staircase_sizes(4, None, last_level_cache=2 * 2**20)[-1] == 64 * 2**20  # at least 64 MiB
+    assert M.staircase_sizes(4, None, last_level_cache=2**30)[-1] == 2**30  # at most 1 GiB
+    assert M.staircase_sizes(4, None)[-1] == 256 * 2**20  # cache unknown
+    halves = M.staircase_sizes(16, 1 / 16, per_octave=2)
+    assert halves == [16384, 23552, 32768, 46080, 65536]  # 16 × 2^(k/2) KiB, whole KiB
+
+
+class CountingBackend:
+    """A backend whose reread records what it was asked for and costs 1 µs per KiB moved (on the fake clock)."""
+
+    name, dtype, device = "counting", "fp32", "cpu"
+
+    def __init__(self, clock, calls, gbs=None):
+        self.clock, self.calls, self.gbs = clock, calls, gbs or (lambda n: 1.0)
+
+    def reread(self, n, repeats):
+        self.calls.append((n, repeats))
+
+        def run():
+            self.clock.now += (1 + 3 * repeats) * n * 4 / (self.gbs(n) * 1e9)
+
+        return run
+
+    def sync(self):
+        pass
+
+
+def test_reread_counts_three_arrays_per_pass_and_zeroing():
+    clock, calls = FakeClock(), []
+    p = M.measure_reread(CountingBackend(clock, calls), 1000, warmup=1, repeats=3, clock=clock)
+    passes = calls[0][1]
+    assert calls == [(1000, passes)] and passes >= 2
+    assert 3 * 1000 * 4 * passes >= S.REREAD_TRAFFIC  # enough traffic that a call's fixed cost is small
+    assert p.bytes == 4 * 1000 * (1 + 3 * passes)  # acc = 0, then read x, read acc, write acc per pass
+    assert p.bytes_per_s == pytest.approx(1e9) and p.flops == 0
+    assert rl.measure.working_set(p) == 2 * 1000 * 4  # x and acc only, however many passes
+    big = M.measure_reread(CountingBackend(clock, calls), 2**24, repeats=1, clock=clock)
+    assert big.sizes["repeats"] == 2  # at least two passes, so that one is not all the zeroing
+    with pytest.raises(TypeError, match="has no reread"):
+        M.measure_reread(M.TorchBackend(device="cpu", torch_module=_fake_torch(clock, [])), 10)
+
+
+def test_numpy_reread_adds_x_once_per_pass():
+    """The loop the bytes are counted for: acc starts at zero and gains x once per pass, over one x in memory."""
+    x_then_acc = M.NumpyBackend("fp64").reread(5, repeats=7)()
+    assert x_then_acc.tolist() == [7.0] * 5
+
+
+def test_staircase_keeps_to_its_budget_and_measures_the_first_size():
+    clock, calls = FakeClock(), []
+    be = CountingBackend(clock, calls, gbs=lambda n: 100.0 if n * 8 <= 2**20 else 1.0)
+    sizes = [2**k for k in range(12, 26)]
+    pts, cut = M.sweep_working_set(be, sizes, repeats=3, budget_s=1.0, progress=False, clock=clock)
+    assert cut and clock.now <= 1.0 + 1e-9
+    assert [rl.measure.working_set(p) for p in pts] == sizes[: len(pts)]
+    # a slowest bandwidth makes the prediction pessimistic: it stops before the slow sizes, not inside them
+    clock2, calls2 = FakeClock(), []
+    be2 = CountingBackend(clock2, calls2, gbs=lambda n: 100.0 if n * 8 <= 2**20 else 1.0)
+    pts2, _ = M.sweep_working_set(be2, sizes, repeats=3, budget_s=0.2, slowest_bandwidth=1e9, progress=False,
+                                  clock=clock2)  # fmt: skip
+    assert clock2.now <= 0.2 + 1e-9 and len(pts2) >= 1
+    pts3, cut3 = M.sweep_working_set(be2, [2**30], repeats=1, budget_s=1e-9, progress=False, clock=clock2)
+    assert len(pts3) == 1 and not cut3  # the first size is always measured
+    with pytest.raises(ValueError, match="at least two fp32 numbers"):
+        M.sweep_working_set(be2, [4], progress=False)
+
+
+def _stair_point(working_set, gbs):
+    n = working_set // 8  # two fp32 arrays
+    return M.Point("reread", "fp32", {"n": n, "repeats": 2}, 0.0, gbs * 1e9, 1.0, 1.0, 1.0, 3, 1)
+
+
+def _hierarchy(stair, caches=((1, 32 * 1024), (2, 1024 * 1024), (3, 16 * 2**20)), peak=1e11, sweep=(), dots=()):
+    peak_point = M.Point("matmul", "fp32", {"B": 512, "D": 512, "F": 512}, peak, 1.0, 1.0, 1.0, 1.0, 3, 1)
+    return M.MachineMeasurement(
+        machine={"caches": [{"level": lv, "bytes": b, "shared_by": 1} for lv, b in caches]},
+        peak={"fp32": peak_point},
+        staircase=list(stair),
+        sweep=list(sweep),
+        dot=list(dots),
+    )
+
+
+def test_each_level_takes_the_best_working_set_well_inside_it():
+    KiB, MiB = 1024, 2**20
+    stair = [_stair_point(ws, gbs) for ws, gbs in [
+        (4 * KiB, 150), (16 * KiB, 200),       # L1 (32 KiB): ≤ 16 KiB
+        (32 * KiB, 190),                        # at the edge of L1: in no window
+        (64 * KiB, 120), (512 * KiB, 100),     # L2 (1 MiB): (32 KiB, 512 KiB]
+        (1 * MiB, 80), (2 * MiB, 70),          # (1 MiB in no window) L3 (16 MiB): (1 MiB, 8 MiB]
+        (16 * MiB, 40), (32 * MiB, 30),        # past L3 but not yet four times it
+        (64 * MiB, 12), (128 * MiB, 11),       # main memory: ≥ 64 MiB
+    ]]  # fmt: skip
+    levels = rl.memory_levels(_hierarchy(stair))
+    assert [(lv.name, lv.bandwidth, lv.points) for lv in levels] == [
+        ("L1", 200e9, 2),
+        ("L2", 120e9, 2),
+        ("L3", 70e9, 1),
+        ("DRAM", 12e9, 2),
+    ]
+    assert [(lv.low, lv.high) for lv in levels] == [(0, 16 * KiB), (32 * KiB, 512 * KiB), (MiB, 8 * MiB),
+                                                     (64 * MiB, None)]  # fmt: skip
+    few = rl.memory_levels(_hierarchy(stair[:3]))  # a sweep that stopped early: later levels unmeasured
+    assert [lv.bandwidth for lv in few] == [200e9, None, None, None]
+
+
+def test_a_point_is_judged_against_the_level_its_working_set_fits_in():
+    KiB, MiB = 1024, 2**20
+    stair = [_stair_point(8 * KiB, 200), _stair_point(256 * KiB, 100), _stair_point(4 * MiB, 50),
+             _stair_point(64 * MiB, 10)]  # fmt: skip
+    # a dot product of N fp32 numbers: 2N - 1 FLOPs over 4 (2N + 1) bytes
+    dots = [M.Point("dot", "fp32", {"N": N}, 2 * N - 1, 4 * (2 * N + 1), t, t, t, 3, 1)
+            for N, t in [(2**10, 1e-7), (2**16, 2e-5), (2**22, 1e-3), (2**24, 1e-2)]]  # fmt: skip
+    m = _hierarchy(stair, dots=dots)
+    placed = rl.place_points(m, dots)
+    assert [p.level for p in placed] == ["L1", "L2", "DRAM", "DRAM"]  # 8 KiB, 512 KiB, 32 MiB, 128 MiB
+    for pl, bw in zip(placed, [200e9, 100e9, 10e9, 10e9]):
+        assert pl.ceiling == pytest.approx(min(1e11, pl.point.intensity * bw))
+        assert pl.ratio == pytest.approx(pl.point.flops_per_s / pl.ceiling)
+    # the L2 dot product runs at about 13 GFLOP/s: far above main memory's 10 GB/s × 0.25, under L2's ceiling
+    l2 = placed[1]
+    assert l2.point.flops_per_s > l2.point.intensity * 10e9 and l2.ratio < 1
+    # a working set of exactly a cache's size fits in it; one byte more does not
+    levels = rl.memory_levels(m)
+    assert M.level_of(levels, 1 * MiB).name == "L2" and M.level_of(levels, MiB + 1).name == "L3"
+    # a matmul is capped by the measured peak, whatever its level's bandwidth
+    mm = M.Point("matmul", "fp32", {"B": 64, "D": 256, "F": 256}, 2 * 64 * 256 * 256, 4 * (64 * 256 * 2 + 256 * 256),
+                 1e-4, 1e-4, 1e-4, 3, 1)  # fmt: skip
+    (pm,) = rl.place_points(m, [mm])
+    assert pm.level == "L2" and pm.ceiling == pytest.approx(min(1e11, mm.intensity * 100e9))
+    assert rl.place_points(_hierarchy([]), dots)[0].ceiling is None  # no staircase: nothing to judge against
+
+
+def test_hierarchical_roofline_draws_a_ceiling_per_level_and_colours_points_by_level():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    KiB, MiB = 1024, 2**20
+    stair = [_stair_point(8 * KiB, 200), _stair_point(256 * KiB, 100), _stair_point(64 * MiB, 10)]
+    dot = M.Point("dot", "fp32", {"N": 2**16}, 2**17 - 1, 4 * (2**17 + 1), 2e-5, 2e-5, 2e-5, 3, 1)
+    m = _hierarchy(stair, dots=[dot])
+    m.machine["cpu"] = {"cores": 4, "clock_hz": 3e9, "simd_bits": 256, "fma": True}
+    fig, ax = plt.subplots()
+    rl.plot_hierarchical_roofline(m, ax=ax)
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    # L3 (16 MiB) had no working set in its window: no ceiling drawn for it
+    assert "L1: 200 GB/s" in lines and "L2: 100 GB/s" in lines and "DRAM: 10 GB/s" in lines
+    assert not any(label.startswith("L3") for label in lines)
+    x, y = (np.asarray(v, float) for v in (lines["L2: 100 GB/s"].get_xdata(),
+                                           lines["L2: 100 GB/s"].get_ydata()))  # fmt: skip
+    top = 4 * 3e9 * 8 * 2 * 2  # the predicted peak is the highest flat ceiling here
+    assert np.allclose(y, np.minimum(top, 100e9 * x))
+    flat = {label: line.get_ydata()[0] for label, line in lines.items() if "GFLOP/s" in label}
+    assert flat == {"measured peak: 100 GFLOP/s": 1e11, "predicted in-core peak: 384 GFLOP/s": top,
+                    "scalar ceiling: 48 GFLOP/s": 4 * 3e9 * 2 * 2}  # fmt: skip
+    (marker,) = [line for line in ax.get_lines() if line.get_marker() == "s" and len(line.get_xdata()) == 1]
+    assert marker.get_markerfacecolor() == lines["L2: 100 GB/s"].get_color()  # fits in L2: L2's colour
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="no memory level has a measured bandwidth"):
+        rl.plot_hierarchical_roofline(_hierarchy([]), ax=ax)
+    bare = _hierarchy([], dots=[dot])  # no staircase, but a copy: main memory's ceiling from the copy alone
+    bare.stream["copy"] = M.Point("copy", "fp32", {"n": 2**20}, 0.0, 8 * 2**20, 1e-3, 1e-3, 1e-3, 3, 1)
+    rl.plot_hierarchical_roofline(bare, ax=ax)
+    assert [li.get_label() for li in ax.get_lines() if "GB/s" in li.get_label()] == ["DRAM: 8 GB/s"]
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    rl.plot_bandwidth_staircase(m, ax=ax)
+    segments = [c for c in ax.collections if c.get_label().startswith(("L1", "L2", "DRAM"))]
+    assert sorted(c.get_label() for c in segments) == ["DRAM: 10 GB/s", "L1: 200 GB/s", "L2: 100 GB/s"]
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------ timing a GPU by its own clock
+
+
+def _fake_cuda_events(clock, log):
+    """torch.cuda with events that stamp the fake clock when the queued work has run."""
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            assert enable_timing, "an event made without enable_timing=True cannot be timed"
+            self.t = None
+
+        def record(self):
+            log.append("record")
+            self.t = clock.now + sum(pending)  # stamped by the GPU after the work queued before it
+
+        def synchronize(self):
+            log.append("wait")
+            clock.now = max(clock.now, self.t)
+            pending.clear()
+
+        def elapsed_time(self, end):
+            assert not pending, "elapsed_time read before the end event was waited for"
+            return (end.t - self.t) * 1e3  # milliseconds, as torch reports them
+
+    pending = []
+
+    def synchronize(device=None):
+        log.append("sync")
+        clock.now += sum(pending)
+        pending.clear()
+
+    return SimpleNamespace(is_available=lambda: True, Event=Event, synchronize=synchronize), pending
+
+
+def test_time_cuda_times_the_work_between_events_after_warm_up():
+    clock, log = FakeClock(), []
+    cuda, pending = _fake_cuda_events(clock, log)
+    durations = iter([9.0, 9.0, 0.002, 0.003, 0.001])  # two slow warm-ups, then three timed runs
+
+    def launch():
+        log.append("launch")
+        clock.now += 1e-5  # the launch itself costs the host 10 µs, which events do not see
+        pending.append(next(durations))
+
+    t = M.time_cuda(launch, warmup=2, repeats=3, torch_module=SimpleNamespace(cuda=cuda))
+    assert log == ["launch", "launch", "sync"] + ["record", "launch", "record", "wait"] * 3
+    assert t.times == pytest.approx((0.00201, 0.00301, 0.00101)) and t.warmup == 2  # not the 9 s warm-ups
+    assert t.median == pytest.approx(0.00201)
+    cuda.is_available = lambda: False
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        M.time_cuda(launch, torch_module=SimpleNamespace(cuda=cuda))
+
+
+# ------------------------------------------------------------------ the page's cloud-GPU cell
+
+
+def _colab_cell():
+    """The shown cell of the measure page that a reader runs on a cloud GPU (not run by the build)."""
+    import jupytext
+
+    nb = jupytext.read(Path(__file__).resolve().parents[1] / "book" / "measure-your-machine.md")
+    cells = [c for c in nb.cells if c.cell_type == "code" and "skip-execution" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, "the page should have one shown, unexecuted cell: the cloud-GPU one"
+    return cells[0].source
+
+
+def test_the_cloud_gpu_cell_parses_and_runs_on_a_fake_gpu(monkeypatch):
+    """What the page tells a Colab reader to run: valid Python, and with a (fake) CUDA torch it measures the GPU,
+    warms every operation up untimed, and times the matmul by CUDA events after three warm-ups."""
+    import ast
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    source = TransformerManager().transform_cell(_colab_cell())
+    tree = ast.parse(source)
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert {"TorchBackend", "time_cuda"} <= imported
+
+    clock, log = FakeClock(), []
+    fake = _fake_torch(clock, log)
+    cuda, pending = _fake_cuda_events(clock, log)
+    fake.cuda.Event, fake.cuda.synchronize = cuda.Event, cuda.synchronize
+    fake.matmul = lambda x, w: (log.append("matmul"), pending.append(1e-3))  # each matmul queues 1 ms of work
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    shown = []
+    namespace = {"rl": rl, "plt": SimpleNamespace(subplots=plt.subplots, show=lambda: shown.append(1))}
+    monkeypatch.setattr("builtins.print", lambda *args, **kw: log.append(("print", *args)))
+    exec(compile(tree, "colab-cell", "exec"), namespace)  # noqa: S102 (the page's own code, as a reader runs it)
+    plt.close("all")
+    on_gpu, t = namespace["on_gpu"], namespace["t"]
+    assert on_gpu.machine["backend"] == "torch" and on_gpu.machine["device"] == "Fake GPU cuda"
+    assert on_gpu.peak["fp16"].sizes == {"B": 4096, "D": 4096, "F": 4096}
+    points = [*on_gpu.peak.values(), *on_gpu.stream.values(), *on_gpu.sweep, *on_gpu.dot]
+    assert points and all(p.warmup == 1 for p in points)  # "runs each operation once untimed first"
+    assert on_gpu.staircase == []  # the cache sweep is the CPU's
+    first_event = log.index("record")
+    assert log[first_event - 4 : first_event] == ["matmul"] * 3 + ["sync"]  # three warm-ups, waited for
+    assert t.repeats == 10 and t.warmup == 3 and t.median == pytest.approx(1e-3) and shown == [1]

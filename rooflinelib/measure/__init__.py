@@ -16,16 +16,23 @@ The modules, one job each:
 - :mod:`~rooflinelib.measure.results`: :class:`Point` and :class:`MachineMeasurement`,
   plain data that round-trips through JSON, and :func:`measured_knee`;
 - :mod:`~rooflinelib.measure.sweep`: one operation timed into a :class:`Point`, sweeps within a budget;
-- :mod:`~rooflinelib.measure.system`: platform, BLAS and thread pools, for the record;
+- :mod:`~rooflinelib.measure.system`: platform, caches, BLAS and thread pools, for the record;
+- :mod:`~rooflinelib.measure.cpu`: the CPU's own figures (cores, clock, SIMD width, FMA) and the peak they predict;
+- :mod:`~rooflinelib.measure.hierarchy`: memory levels from the cache staircase, and points placed on them;
 - :mod:`~rooflinelib.measure.machine`: the presets and :func:`measure_machine`.
+
+:func:`time_cuda` times a function on a GPU with CUDA events, as a cross-check
+of the host-clock timings.
 
 FLOPs and bytes are counted by :mod:`rooflinelib.matmul`; the knee of a sweep
 is :func:`rooflinelib.knee_batch_size`.
 """
 
 from rooflinelib.measure.backend import BACKENDS, Backend, get_backend
+from rooflinelib.measure.cpu import CpuFigures, read_cpu_figures
+from rooflinelib.measure.hierarchy import Level, Placement, level_of, memory_levels, place_points, working_set
 from rooflinelib.measure.jax_backend import JaxBackend
-from rooflinelib.measure.machine import PRESETS, check_settings, measure_machine
+from rooflinelib.measure.machine import PRESETS, check_settings, measure_machine, staircase_sizes
 from rooflinelib.measure.numpy_backend import NumpyBackend
 from rooflinelib.measure.results import (
     FORMAT,
@@ -35,32 +42,52 @@ from rooflinelib.measure.results import (
     measured_knee,
     reference_measurements,
 )
-from rooflinelib.measure.sweep import measure_matmul, measure_stream, sweep_dot, sweep_matmul
-from rooflinelib.measure.system import machine_info
+from rooflinelib.measure.sweep import (
+    measure_matmul,
+    measure_reread,
+    measure_stream,
+    sweep_dot,
+    sweep_matmul,
+    sweep_working_set,
+)
+from rooflinelib.measure.system import cache_levels, machine_info
 from rooflinelib.measure.timing import Timing, time_it
-from rooflinelib.measure.torch_backend import TorchBackend
+from rooflinelib.measure.torch_backend import TorchBackend, time_cuda
 
 __all__ = [
     "BACKENDS",
     "FORMAT",
     "PRESETS",
     "Backend",
+    "CpuFigures",
     "JaxBackend",
+    "Level",
     "MachineMeasurement",
     "NumpyBackend",
+    "Placement",
     "Point",
     "Timing",
     "TorchBackend",
+    "cache_levels",
     "check_settings",
     "get_backend",
+    "level_of",
     "load_measurement",
     "machine_info",
     "measure_machine",
     "measure_matmul",
+    "measure_reread",
     "measure_stream",
     "measured_knee",
+    "memory_levels",
+    "place_points",
+    "read_cpu_figures",
     "reference_measurements",
+    "staircase_sizes",
     "sweep_dot",
     "sweep_matmul",
+    "sweep_working_set",
+    "time_cuda",
     "time_it",
+    "working_set",
 ]

@@ -66,6 +66,26 @@ class NumpyBackend:
 
         return run
 
+    def reread(self, n: int, repeats: int) -> Callable[[], object]:
+        """``acc += x`` ``repeats`` times over the same two length-``n`` arrays, in one numpy call.
+
+        The call sums a view that repeats ``x`` (stride 0, nothing copied) into
+        ``acc``: numpy sets ``acc`` to zero, then adds ``x`` once per repeat,
+        reading ``x`` and ``acc`` and writing ``acc``. The working set stays
+        ``2 n`` numbers however many repeats there are, so after the first pass
+        it is fed from the fastest cache that holds it, and the call's fixed
+        cost (about a microsecond) is paid once for all the repeats.
+
+        Examples
+        --------
+        >>> run = NumpyBackend("fp32").reread(4, repeats=3)
+        >>> run().tolist()
+        [3.0, 3.0, 3.0, 3.0]
+        """
+        x, acc = np.ones(n, self._np), np.zeros(n, self._np)
+        rows = np.lib.stride_tricks.as_strided(x, shape=(repeats, n), strides=(0, x.itemsize), writeable=False)
+        return lambda: np.add.reduce(rows, axis=0, out=acc, initial=0.0)
+
     def sync(self) -> None:
         """Nothing to wait for: numpy returns when the work is done."""
 

@@ -1,9 +1,10 @@
 """Results as plain data: :class:`Point`, :class:`MachineMeasurement`, their JSON, and the measured knee.
 
 The JSON file is :meth:`MachineMeasurement.to_dict` written out, with a
-``"format"`` number. Files written before the number existed are format 1,
-the same layout, and load as such; a file from a newer format is refused with
-a message saying so, rather than misread.
+``"format"`` number. Format 2 added the cache staircase (``"staircase"``), and
+the caches and CPU figures in ``"machine"``; a format-1 file (or one written
+before the number existed) loads with an empty staircase. A file from a newer
+format is refused with a message saying so, rather than misread.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from rooflinelib.roofline import knee_batch_size
 
 __all__ = ["FORMAT", "MachineMeasurement", "Point", "load_measurement", "measured_knee", "reference_measurements"]
 
-#: Version of the JSON layout written by :meth:`MachineMeasurement.save`.
-FORMAT = 1
+#: Version of the JSON layout written by :meth:`MachineMeasurement.save` (2: with the cache staircase).
+FORMAT = 2
 
 
 @dataclass
@@ -117,6 +118,8 @@ class MachineMeasurement:
     stream: dict[str, Point] = field(default_factory=dict)
     sweep: list[Point] = field(default_factory=list)
     dot: list[Point] = field(default_factory=list)
+    #: Bandwidth against working set on one core (:func:`~rooflinelib.measure.sweep_working_set`), smallest first.
+    staircase: list[Point] = field(default_factory=list)
     sweep_D: int = 0
     budget_s: float | None = None
     elapsed_s: float = 0.0
@@ -167,6 +170,9 @@ class MachineMeasurement:
         out["stream"] = {k: Point.from_dict(v, f"{where}: stream {k!r}") for k, v in d.get("stream", {}).items()}
         out["sweep"] = [Point.from_dict(v, f"{where}: sweep point {i}") for i, v in enumerate(d.get("sweep", []))]
         out["dot"] = [Point.from_dict(v, f"{where}: dot point {i}") for i, v in enumerate(d.get("dot", []))]
+        out["staircase"] = [
+            Point.from_dict(v, f"{where}: staircase point {i}") for i, v in enumerate(d.get("staircase", []))
+        ]
         out["format"] = FORMAT
         return cls(**out)
 

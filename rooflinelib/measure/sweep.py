@@ -16,7 +16,21 @@ from rooflinelib.measure.backend import Backend
 from rooflinelib.measure.results import Point
 from rooflinelib.measure.timing import Clock, Timing, check_count, time_it
 
-__all__ = ["Budget", "check_sizes", "measure_matmul", "measure_stream", "progress_bar", "sweep_dot", "sweep_matmul"]
+__all__ = [
+    "Budget",
+    "check_sizes",
+    "measure_matmul",
+    "measure_reread",
+    "measure_stream",
+    "progress_bar",
+    "reread_repeats",
+    "sweep_dot",
+    "sweep_matmul",
+    "sweep_working_set",
+]
+
+#: Bytes the staircase's loop moves per timed run at least, so that a call's fixed cost is a small part of it.
+REREAD_TRAFFIC = 32 * 2**20
 
 T = TypeVar("T")
 
@@ -243,3 +257,95 @@ def sweep_dot(
         return _point("dot", backend.dtype, {"N": N}, _mm.dot_flops(N), _mm.dot_bytes(N, backend.dtype), t)
 
     return _sweep(one, sizes, "dot products", budget, repeats, progress)
+
+
+def reread_repeats(n: int, itemsize: int, traffic: float = REREAD_TRAFFIC) -> int:
+    """Repeats of ``acc += x`` over ``n`` numbers that move at least ``traffic`` bytes (two at least).
+
+    Examples
+    --------
+    >>> reread_repeats(1024, 4), reread_repeats(2**26, 4)
+    (2731, 2)
+    """
+    return max(2, math.ceil(traffic / (3 * n * itemsize)))
+
+
+def measure_reread(
+    backend: Backend, n: int, *, warmup: int = 1, repeats: int = 5, clock: Clock = time.perf_counter
+) -> Point:
+    """Time ``acc += x`` over two length-``n`` arrays, repeated in one call (the backend's ``reread``).
+
+    The working set is ``2 n`` numbers. Bytes are counted the STREAM way:
+    zeroing ``acc`` writes ``n`` numbers, and each pass reads ``x`` and ``acc``
+    and writes ``acc``, three arrays; the passes are ``sizes["repeats"]``, chosen by
+    :func:`reread_repeats`.
+
+    Examples
+    --------
+    >>> from rooflinelib.measure.numpy_backend import NumpyBackend
+    >>> p = measure_reread(NumpyBackend("fp32"), 1024, repeats=2)
+    >>> p.kind, p.sizes, p.bytes == 4 * 1024 * (1 + 3 * 2731)
+    ('reread', {'n': 1024, 'repeats': 2731}, True)
+    """
+    n = _size("n", n)
+    if not callable(getattr(backend, "reread", None)):
+        raise TypeError(f"the {backend.name} backend has no reread(n, repeats) operation, so it has no cache sweep")
+    itemsize = int(_mm.dtype_bytes(backend.dtype))
+    passes = reread_repeats(n, itemsize)
+    fn = backend.reread(n, passes)  # type: ignore[attr-defined]
+    t = time_it(fn, warmup=warmup, repeats=repeats, sync=backend.sync, clock=clock)
+    return _point("reread", backend.dtype, {"n": n, "repeats": passes}, 0, (1 + 3 * passes) * n * itemsize, t)
+
+
+def sweep_working_set(
+    backend: Backend,
+    working_sets: Sequence[int],
+    *,
+    repeats: int = 3,
+    budget_s: float | None = None,
+    slowest_bandwidth: float | None = None,
+    progress: bool = True,
+    clock: Clock = time.perf_counter,
+) -> tuple[list[Point], bool]:
+    """Bandwidth against working set (the cache staircase): :func:`measure_reread` at each size, in bytes.
+
+    Each working set of ``w`` bytes is two arrays of ``w / 2`` bytes. Sizes run
+    smallest first; before each, its time is predicted from the bytes it moves
+    at the bandwidth last measured, or at ``slowest_bandwidth`` (say, the
+    measured copy) if that is lower, since a larger working set may come from
+    a slower memory. A size predicted to overrun ``budget_s`` ends the sweep
+    (``truncated=True``); the first is always measured.
+
+    Examples
+    --------
+    >>> from rooflinelib.measure.numpy_backend import NumpyBackend
+    >>> pts, cut = sweep_working_set(NumpyBackend("fp32"), [2**13, 2**16], repeats=2, progress=False)
+    >>> [2 * p.sizes["n"] * 4 for p in pts], cut
+    ([8192, 65536], False)
+    """
+    sizes = check_sizes("working_sets", working_sets)
+    repeats = check_count("repeats", repeats, 1)
+    itemsize = int(_mm.dtype_bytes(backend.dtype))
+    if sizes[0] < 2 * itemsize:
+        raise ValueError(
+            f"working_sets must be at least two {backend.dtype} numbers ({2 * itemsize} bytes), got {sizes[0]}"
+        )
+    budget = Budget(budget_s, clock)
+    floor = (
+        math.inf if slowest_bandwidth is None else float(as_number("slowest_bandwidth", slowest_bandwidth, "bytes/s"))
+    )
+    elements = [w // (2 * itemsize) for w in sizes]
+    probe = measure_reread(backend, elements[0], warmup=0, repeats=1, clock=clock)
+    bandwidth = probe.bytes_per_s
+
+    def cost(n: int) -> float:
+        return (1 + 3 * reread_repeats(n, itemsize)) * n * itemsize / min(bandwidth, floor) * (repeats + 1)
+
+    points: list[Point] = []
+    for n in progress_bar(elements, "cache sweep", sum(map(cost, elements)), progress):
+        if points and cost(n) > budget.left():
+            return points, True
+        p = measure_reread(backend, n, warmup=1, repeats=repeats, clock=clock)
+        bandwidth = p.bytes_per_s
+        points.append(p)
+    return points, False

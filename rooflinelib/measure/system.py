@@ -1,4 +1,4 @@
-"""Where a measurement was taken: platform, CPU count, last-level cache, numpy, BLAS and its thread pools, date."""
+"""Where a measurement was taken: platform, CPU count, caches, the CPU's figures, numpy, BLAS and its threads, date."""
 
 from __future__ import annotations
 
@@ -10,9 +10,55 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["blas_name", "blas_threads", "last_level_cache_bytes", "machine_info", "thread_pools"]
+from rooflinelib.measure.cpu import _cpu_list, read_cpu_figures
+
+__all__ = ["blas_name", "blas_threads", "cache_levels", "last_level_cache_bytes", "machine_info", "thread_pools"]
 
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def _size_bytes(text: str) -> int:
+    """``"48K"``, ``"32768K"``, ``"1M"`` or ``"512"`` (as sysfs writes a cache's size) in bytes."""
+    size = text.strip().upper().removesuffix("B")
+    unit = size[-1] if size[-1:] in ("K", "M", "G") else ""
+    return int(size.removesuffix(unit)) * _UNITS[unit]
+
+
+def cache_levels(cpu_dir: str | Path = "/sys/devices/system/cpu/cpu0/cache") -> list[dict[str, Any]]:
+    """The data caches of the first CPU, innermost first, from Linux's sysfs; ``[]`` where they are not reported.
+
+    Each entry has ``level`` (1, 2, 3...), ``bytes`` and ``shared_by`` (how many
+    logical CPUs share that cache: 1 for a core's own L1, the socket's CPUs for
+    a shared L3). Instruction caches are left out: data never lives there.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for i, (level, kind, size, cpus) in enumerate([(1, "Data", "48K", "0"), (1, "Instruction", "32K", "0"),
+    ...                                                 (2, "Unified", "1024K", "0"), (3, "Unified", "32M", "0-7")]):
+    ...     (d / f"index{i}").mkdir()
+    ...     for name, text in [("level", level), ("type", kind), ("size", size), ("shared_cpu_list", cpus)]:
+    ...         _ = (d / f"index{i}" / name).write_text(f"{text}\\n")
+    >>> [(c["level"], c["bytes"] // 1024, c["shared_by"]) for c in cache_levels(d)]
+    [(1, 48, 1), (2, 1024, 1), (3, 32768, 8)]
+    >>> cache_levels(d / "missing")
+    []
+    """
+    found: dict[int, dict[str, Any]] = {}
+    try:
+        for index in sorted(Path(cpu_dir).glob("index*")):
+            kind = (index / "type").read_text().strip() if (index / "type").is_file() else "Unified"
+            if kind == "Instruction":
+                continue
+            level = int((index / "level").read_text().strip())
+            shared = index / "shared_cpu_list"
+            cpus = _cpu_list(shared.read_text()) if shared.is_file() else set()
+            found[level] = {"level": level, "bytes": _size_bytes((index / "size").read_text()),
+                            "shared_by": max(len(cpus), 1)}  # fmt: skip
+    except (OSError, ValueError):
+        return []
+    return [found[level] for level in sorted(found)]
 
 
 def last_level_cache_bytes(cpu_dir: str | Path = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
@@ -35,9 +81,7 @@ def last_level_cache_bytes(cpu_dir: str | Path = "/sys/devices/system/cpu/cpu0/c
     try:
         for index in Path(cpu_dir).glob("index*"):
             level = int((index / "level").read_text().strip())
-            size = (index / "size").read_text().strip().upper().removesuffix("B")
-            unit = size[-1] if size[-1:] in ("K", "M", "G") else ""
-            nbytes = int(size.removesuffix(unit)) * _UNITS[unit]
+            nbytes = _size_bytes((index / "size").read_text())
             if best is None or level > best[0]:
                 best = (level, nbytes)
     except (OSError, ValueError):
@@ -99,12 +143,12 @@ def blas_threads() -> int | str:
 
 
 def machine_info(backend_info: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Platform, Python, CPU count, numpy, BLAS threads and pools, date (UTC), then ``backend_info``.
+    """Platform, Python, CPU count, caches, the CPU's figures, numpy, BLAS threads and pools, date (UTC), then ``backend_info``.
 
     Examples
     --------
     >>> info = machine_info({"backend": "numpy"})
-    >>> {"cpu_count", "blas_threads", "thread_pools", "date", "backend"} <= set(info)
+    >>> {"cpu_count", "caches", "cpu", "blas_threads", "thread_pools", "date", "backend"} <= set(info)
     True
     """
     info: dict[str, Any] = {
@@ -112,6 +156,8 @@ def machine_info(backend_info: dict[str, Any] | None = None) -> dict[str, Any]:
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
         "last_level_cache_bytes": last_level_cache_bytes(),
+        "caches": cache_levels(),
+        "cpu": read_cpu_figures().to_dict(),
         "numpy": np.__version__,
         "blas_threads": blas_threads(),
         "thread_pools": thread_pools(),

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["TorchBackend"]
+from rooflinelib.measure.timing import Timing, check_count
+
+__all__ = ["TorchBackend", "time_cuda"]
 
 _DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
@@ -88,3 +90,42 @@ class TorchBackend:
     def with_dtype(self, dtype: str) -> TorchBackend:
         """The same device (and torch module) in another dtype."""
         return TorchBackend(dtype, device=self.device, torch_module=self.torch)
+
+
+def time_cuda(
+    fn: Callable[[], object], *, warmup: int = 3, repeats: int = 10, device: str = "cuda", torch_module: Any = None
+) -> Timing:
+    """Time ``fn`` on a GPU with CUDA events, the GPU's own clock: warm-up runs first, then ``repeats`` timed runs.
+
+    The warm-up runs (cuBLAS picks its kernel and the memory is allocated on
+    the first call) are waited for with ``torch.cuda.synchronize`` and thrown
+    away. Each timed run records a start event in the GPU's queue, launches
+    ``fn``, records an end event, and waits for the end event before reading
+    ``start.elapsed_time(end)``: the time between the two events by the GPU's
+    own clock. A gap while an idle GPU waits for the launch is counted; the
+    host's return from waiting is not. ``torch_module`` replaces the ``torch`` import
+    (tests pass a fake one).
+
+    Examples
+    --------
+    >>> time_cuda(lambda: None, warmup=-1, torch_module=object())
+    Traceback (most recent call last):
+    ...
+    ValueError: warmup must be an integer >= 0, got -1
+    """
+    warmup, repeats = check_count("warmup", warmup, 0), check_count("repeats", repeats, 1)
+    torch = _import_torch() if torch_module is None else torch_module
+    if not torch.cuda.is_available():
+        raise RuntimeError("time_cuda needs a CUDA GPU (torch.cuda.is_available() is False); on a CPU use time_it")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize(device)
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)  # elapsed_time is in milliseconds
+    return Timing(tuple(times), warmup)
