@@ -539,3 +539,22 @@ def comparable(path: Path) -> list[tuple]:
 def full_marks(cells: dict[str, list[float]]) -> bool:
     """Every grade cell of a notebook at its maximum (as gradebook_scores gives them)."""
     return all(score == top and top > 0 for score, top in cells.values())
+
+
+def failing_checks(notebook: str, answers: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """Run the solutions notebook with some answer cells replaced; return {test grade_id: error text}."""
+    nb = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{notebook}.ipynb", as_version=4)
+    for cell in nb.cells:
+        gid = grade_id(cell)
+        if gid in answers:
+            keep = [ln for ln in cell.source.splitlines() if "plt.subplots" in ln or "batch_sizes =" in ln]
+            cell.source = "\n".join(keep + [answers[gid]])
+    for shipped in SHIPPED_FILES:  # feedback.py and its catalogue sit beside the notebook
+        shutil.copy2(ROOT / "solutions" / ASSIGNMENT / shipped, tmp_path / shipped)
+    run_in_process(nb, tmp_path)
+    failed = {}
+    for cell in nb.cells:
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        if errors:
+            failed[grade_id(cell) or "?"] = f"{errors[0]['ename']}: {errors[0]['evalue']}"
+    return failed

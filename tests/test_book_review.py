@@ -186,7 +186,7 @@ def test_point_above_the_roof_is_explained() -> None:
 
 
 def test_h100_ridge_not_in_chapters_before_the_problems() -> None:
-    from test_exercises_no_answers import H100_SXM_DENSE, H100_SXM_HBM, numbers_in, reveals
+    from answer_key import H100_SXM_DENSE, H100_SXM_HBM, numbers_in, reveals
 
     answers = {"critical_batch": H100_SXM_DENSE / H100_SXM_HBM, "critical_batch (book)": 298}
     pages = _toc_pages()
@@ -201,7 +201,7 @@ def test_h100_ridge_not_in_chapters_before_the_problems() -> None:
 
 
 def test_the_ridge_search_can_fail() -> None:
-    from test_exercises_no_answers import H100_SXM_DENSE, H100_SXM_HBM, numbers_in, reveals
+    from answer_key import H100_SXM_DENSE, H100_SXM_HBM, numbers_in, reveals
 
     answer = H100_SXM_DENSE / H100_SXM_HBM
     assert any(reveals(e, v, answer) for e, v in numbers_in("ridge at 295.4 FLOPs/byte"))
@@ -287,7 +287,7 @@ def test_one_ridge_number_said_once_which_is_which() -> None:
 
 def test_question_1_answer_not_before_the_problems() -> None:
     """The list of versions lives on the errata page, after the problems: two of them answer Question 1."""
-    from test_exercises_no_answers import numbers_in, reveals
+    from answer_key import numbers_in, reveals
 
     answers = {"critical_batch": 3.94e14 / 8.1e11 / 2, "critical_batch (book)": 243}
     pages = _toc_pages()
@@ -393,9 +393,9 @@ def test_capacity_wording_is_one_convention_everywhere() -> None:
 
 
 def test_question_6_section_says_what_its_hidden_checks_run() -> None:
-    from test_exercises_q6 import _hidden_helpers
+    from q6_support import hidden_helpers
 
-    models, chips = _hidden_helpers()["_hidden_cases"]()  # type: ignore[operator]
+    models, chips = hidden_helpers()["_hidden_cases"]()  # type: ignore[operator]
     published = {
         name: m
         for name, m in rl.MODELS.items()
@@ -451,7 +451,7 @@ def test_summary_rounds_thresholds_the_safe_way() -> None:
 
 def test_pages_after_the_problems_warn_before_they_show_answers() -> None:
     """A page placed after the problems that prints a fixed answer of one says so at its top."""
-    from test_exercises_no_answers import FIXED, numbers_in, reveals
+    from answer_key import FIXED, numbers_in, reveals
 
     pages = _toc_pages()
     revealing, warned = [], []

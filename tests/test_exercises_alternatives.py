@@ -6,33 +6,12 @@ another answer for one part, runs it, and reads which test cells failed and why.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
-from grading_support import ASSIGNMENT, ROOT, SHIPPED_FILES, grade_id, run_in_process
+from grading_support import failing_checks
 
 Answers = dict[str, str]
-
-
-def _failures(notebook: str, answers: Answers, tmp_path: Path) -> dict[str, str]:
-    """Run the solutions notebook with some answer cells replaced; return {test grade_id: error text}."""
-    nb = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{notebook}.ipynb", as_version=4)
-    for cell in nb.cells:
-        gid = grade_id(cell)
-        if gid in answers:
-            keep = [ln for ln in cell.source.splitlines() if "plt.subplots" in ln or "batch_sizes =" in ln]
-            cell.source = "\n".join(keep + [answers[gid]])
-    for shipped in SHIPPED_FILES:  # feedback.py and its catalogue sit beside the notebook
-        shutil.copy2(ROOT / "solutions" / ASSIGNMENT / shipped, tmp_path / shipped)
-    run_in_process(nb, tmp_path)
-    failed = {}
-    for cell in nb.cells:
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        if errors:
-            failed[grade_id(cell) or "?"] = f"{errors[0]['ename']}: {errors[0]['evalue']}"
-    return failed
 
 
 Q3_PLOT = """
@@ -85,7 +64,7 @@ CORRECT = [
 
 @pytest.mark.parametrize("notebook, answers", CORRECT, ids=[f"{n}:{','.join(a)}" for n, a in CORRECT])
 def test_equivalent_correct_answers_pass(notebook: str, answers: Answers, tmp_path: Path) -> None:
-    assert _failures(notebook, answers, tmp_path) == {}
+    assert failing_checks(notebook, answers, tmp_path) == {}
 
 
 def test_curve_in_another_unit_gets_a_unit_hint(tmp_path: Path) -> None:
@@ -93,7 +72,7 @@ def test_curve_in_another_unit_gets_a_unit_hint(tmp_path: Path) -> None:
 for size in (4096, 1024):
     ax.plot(batch_sizes, attainable_flops(batch_sizes, size, size) / 1e12, label=f"D = F = {size}")
 """
-    failed = _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
+    failed = failing_checks("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
     assert list(failed) == ["q3_c_test"]
     assert failed["q3_c_test"].startswith("AssertionError: [q3.c.scaled]")
     assert "scaled by a factor 1e+12" in failed["q3_c_test"]
@@ -106,9 +85,9 @@ for size in (4096, 1024):
 ax.set(xlabel="batch size", ylabel="attainable TFLOP/s")
 ax.legend()
 """
-    assert _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path) == {}
+    assert failing_checks("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path) == {}
     wrong_prefix = plot.replace("TFLOP/s", "GFLOP/s")
-    failed = _failures("q3_roofline_plot", {"q3_c_answer": wrong_prefix}, tmp_path)
+    failed = failing_checks("q3_roofline_plot", {"q3_c_answer": wrong_prefix}, tmp_path)
     assert failed["q3_c_test"].startswith("AssertionError: [q3.c.scaled]")
 
 
@@ -123,7 +102,7 @@ for size in (4096, 1024):
 ax.set(xlabel="{xlabel}", ylabel="{ylabel}")
 ax.legend()
 """
-    assert _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path) == {}
+    assert failing_checks("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path) == {}
 
 
 @pytest.mark.parametrize(
@@ -161,7 +140,7 @@ ax.legend()
     ],
 )
 def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path: Path) -> None:
-    failed = _failures("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
+    failed = failing_checks("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
     assert list(failed) == ["q3_c_test"] and failed["q3_c_test"].startswith(f"AssertionError: [{msg_id}]")
 
 
@@ -248,5 +227,5 @@ def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path
     ],
 )
 def test_misconception_is_named(notebook: str, answers: Answers, test: str, msg_id: str, tmp_path: Path) -> None:
-    failed = _failures(notebook, answers, tmp_path)
+    failed = failing_checks(notebook, answers, tmp_path)
     assert failed.get(test, "").startswith(f"AssertionError: [{msg_id}]"), failed

@@ -74,7 +74,7 @@ def test_every_used_id_is_in_the_catalogue_and_every_row_is_used() -> None:
 
 def test_no_message_contains_an_expected_value() -> None:
     """Messages may quote the student's value ({got}), never the answer; the answer-literal search runs on them too."""
-    from test_exercises_no_answers import answers, numbers_in, reveals
+    from answer_key import answers, numbers_in, reveals
 
     for name in NOTEBOOKS:
         q = name[1]

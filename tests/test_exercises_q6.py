@@ -21,14 +21,20 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_support import ASSIGNMENT, MISTAKES, ROOT, SHIPPED_FILES, grade_id, run_in_process, solution_body
-from test_exercises_alternatives import _failures
+from grading_support import (
+    ASSIGNMENT,
+    MISTAKES,
+    ROOT,
+    SHIPPED_FILES,
+    failing_checks,
+    grade_id,
+    run_in_process,
+    solution_body,
+)
+from q6_support import HIDDEN, Q6, SOURCE, hidden_function, hidden_helpers
 
 import rooflinelib as rl
 
-Q6 = "q6_serving_a_model"
-SOURCE = ROOT / "solutions" / ASSIGNMENT / f"{Q6}.ipynb"
-HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 CHIPS = ["tpu-v5e", "h100-sxm", "b200", "mi300x"]
 FORMATS = {2: rl.Precision("bf16"), 1: rl.Precision("bf16", w="int8"), 0.5: rl.Precision("bf16", w="int4")}
 
@@ -40,24 +46,6 @@ def _reference() -> dict[str, object]:
         if cell.cell_type == "code" and (grade_id(cell) or "").endswith("_answer"):
             exec(solution_body(cell.source), namespace)  # noqa: S102 (our own notebook)
     return namespace
-
-
-def _hidden_function(gid: str) -> ast.FunctionDef:
-    """The function a test cell's hidden block defines and calls (``_q6_hidden_a`` ...)."""
-    cell = next(c for c in nbformat.read(SOURCE, as_version=4).cells if grade_id(c) == gid)
-    block = HIDDEN.search(cell.source).group(1)  # type: ignore[union-attr]
-    tree = ast.parse(block)
-    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    assert len(functions) == 1, f"{gid}: the hidden block should define one function"
-    return functions[0]
-
-
-def _hidden_helpers() -> dict[str, object]:
-    """What the hidden checks define before they compare: their cases and counts (as _hidden_cases, _hidden_counts)."""
-    inner = [n for n in _hidden_function("q6_a_test").body if isinstance(n, ast.FunctionDef)]
-    namespace: dict[str, object] = {}
-    exec(compile(ast.Module(body=inner, type_ignores=[]), "<hidden>", "exec"), namespace)  # noqa: S102 (our own notebook)
-    return {"_hidden_cases": namespace["cases"], "_hidden_counts": namespace["counts"]}
 
 
 def _config(model: rl.Model) -> dict[str, object]:
@@ -124,12 +112,12 @@ def test_the_reference_answers_agree_with_rooflinelib(model: rl.Model) -> None:
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.name)
 def test_the_hidden_checks_count_as_rooflinelib_does(model: rl.Model) -> None:
-    counts = _hidden_helpers()["_hidden_counts"](_config(model))  # type: ignore[operator]
+    counts = hidden_helpers()["_hidden_counts"](_config(model))  # type: ignore[operator]
     assert counts == (model.params, model.matmul_params, model.streamed_params, rl.kv_cache_bytes_per_token(model))
 
 
 def test_the_hidden_checks_use_the_published_shapes_and_the_spec_table() -> None:
-    models, chips = _hidden_helpers()["_hidden_cases"]()  # type: ignore[operator]
+    models, chips = hidden_helpers()["_hidden_cases"]()  # type: ignore[operator]
     for key, cfg in zip(["llama-3-8b", "llama-3-70b", "qwen2.5-7b"], models, strict=False):
         assert cfg == _config(rl.get_model(key)), key
     assert models[3] == _config(MADE_UP[0])
@@ -319,7 +307,7 @@ MISCONCEPTIONS = [
 
 @pytest.mark.parametrize(("answers", "test", "msg_id"), MISCONCEPTIONS, ids=[m for _, _, m in MISCONCEPTIONS])
 def test_each_misconception_gets_its_message(answers: dict[str, str], test: str, msg_id: str, tmp_path: Path) -> None:
-    failed = _failures(Q6, answers, tmp_path)
+    failed = failing_checks(Q6, answers, tmp_path)
     assert failed.get(test, "").startswith(f"AssertionError: [{msg_id}]"), failed
     others = {check: error for check, error in failed.items() if check != test}
     if msg_id == "q6.not-a-number":  # a string where a count belongs breaks whatever computes with it
@@ -358,7 +346,7 @@ EQUIVALENT = [
 
 @pytest.mark.parametrize("answers", EQUIVALENT, ids=lambda a: ",".join(a))
 def test_answers_written_another_way_pass(answers: dict[str, str], tmp_path: Path) -> None:
-    assert _failures(Q6, answers, tmp_path) == {}
+    assert failing_checks(Q6, answers, tmp_path) == {}
 
 
 def _failed_checks(answers: dict[str, str], folder: Path, *, hidden: bool) -> set[str]:
@@ -510,7 +498,7 @@ def test_each_hidden_block_is_one_function_called_then_deleted() -> None:
     for cell in nbformat.read(SOURCE, as_version=4).cells:
         gid = grade_id(cell) or ""
         if gid.endswith("_test"):
-            function = _hidden_function(gid)
+            function = hidden_function(gid)
             block = HIDDEN.search(cell.source).group(1)  # type: ignore[union-attr]
             tree = ast.parse(block)
             bound = {
