@@ -226,6 +226,17 @@ def without_hidden_tests(source: str, config: Config | None = None) -> str:
     return "\n".join(kept)
 
 
+def _field(message: Any, *keys: str) -> Any:
+    """``message[keys[0]][keys[1]]...`` of a message the kernel sent, or None where any level is not a dict.
+
+    >>> _field({"content": {"status": "ok"}}, "content", "status"), _field({"content": ["ok"]}, "content", "status")
+    ('ok', None)
+    """
+    for key in keys:
+        message = message.get(key) if isinstance(message, dict) else None
+    return message
+
+
 def cell_role(cell: Any) -> str:
     """Who runs a cell: ``"kernel"``, ``"setup"`` (both rooms: a locked set-up cell), ``"check"`` (the judge
     only: a locked test cell), or ``"unlocked"`` (a test cell the student could edit: it is not run, and fails).
@@ -431,6 +442,8 @@ def watched(cls: type) -> type:
             cell has in nbgrader; the whole notebook is bounded by ``--wall``.
             """
             loop = asyncio.get_running_loop()
+            if self.grading_limit is not None:  # stopped: it is not graded, and its kernel answers nothing more
+                return [{"output_type": "error", "ename": "NoAnswer", "evalue": self.grading_limit, "traceback": []}]
             limit = self.timeout if self.timeout and self.timeout > 0 else 600
             deadline = time.monotonic() + limit
             if self.grading_thread is None:
@@ -508,10 +521,10 @@ def watched(cls: type) -> type:
                     if not alive:
                         raise DeadKernelGone from None
                     continue
-                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                if _field(msg, "parent_header", "msg_id") != msg_id:
                     continue
-                found = msg.get("content", {}).get("user_expressions", {}).get("r", {})
-                return found.get("data", {}).get("text/plain") if found.get("status") == "ok" else None
+                found = _field(msg, "content", "user_expressions", "r")
+                return _field(found, "data", "text/plain") if _field(found, "status") == "ok" else None
 
         def grading_close(self) -> None:
             """Close the judge's client and thread, once the notebook has run."""

@@ -68,9 +68,10 @@ class Landing:
 
     def leave_out(self, student: str, path: str, reason: str) -> None:
         """A file of a submission folder that was neither read nor copied: listed, no notebook's score changes."""
-        self.regraded.add((student, path))
-        self.summary.problems.append(Problem(student, path, reason, graded=False))
-        self.progress.message(f"{student} / {path}: {reason}")
+        problem = Problem(student, path, reason, graded=False, file=True)
+        self.regraded.add((problem.student, problem.notebook))
+        self.summary.problems.append(problem)
+        self.progress.message(problem.line())
 
     def skip(self, student: str, notebook: str) -> None:
         self.progress.advance(student, notebook, "skipped: not a notebook of the assignment")

@@ -46,6 +46,7 @@ from grading.sandbox import Limits
 from grading.submission import Submission, SubmissionError, read_file, read_submission, remove_links
 
 MAX_CONTAINERS = 1_000_000  # lists and objects of a submitted notebook's JSON (each costs the parser ~100 bytes)
+LISTED = 20  # files of one submission listed one by one as left out; the rest in one line
 
 
 class CheckedSchema:
@@ -391,9 +392,12 @@ def tasks(
                 yield Refused(student, Path(path).stem, f"not read: {unread}")
             continue
         notebooks = {Path(path).name for path in todo}
-        for rel, why in submission.left_out.items():
-            if rel not in notebooks:
-                yield LeftOut(student, rel, f"left out, neither read nor copied to autograded/: {why}")
+        left_out = [(rel, why) for rel, why in submission.left_out.items() if rel not in notebooks]
+        for rel, why in left_out[:LISTED]:
+            yield LeftOut(student, rel, f"left out, neither read nor copied to autograded/: {why}")
+        if len(left_out) > LISTED:
+            more = f"{len(left_out) - LISTED} more files"
+            yield LeftOut(student, more, "left out, neither read nor copied to autograded/ (not listed one by one)")
         for path in sorted(set(todo) - set(grader.notebooks)):  # nbgrader skips notebooks it does not know
             yield Skipped(student, Path(path).stem)
         for path in grader.notebooks:

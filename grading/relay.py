@@ -62,7 +62,8 @@ class Meter:
             if trip:
                 self.tripped = True
         if trip:
-            self.over()
+            with contextlib.suppress(Exception):  # stopping the notebook must not stop the counting
+                self.over()
         return not self.tripped
 
     def add(self, data: bytes) -> bool:
@@ -160,15 +161,20 @@ class Relay:
                     return
                 new, self._new = self._new, []
             for sock, name, port in new:
-                self._selector.register(sock, selectors.EVENT_READ, (name, port))
+                with contextlib.suppress(ValueError, KeyError, OSError):  # closed meanwhile
+                    self._selector.register(sock, selectors.EVENT_READ, (name, port))
             for key, events in self._selector.select(0.5):
-                if key.data is None:
-                    with contextlib.suppress(OSError):
-                        self._wake_read.recv(4096)
-                elif isinstance(key.data, tuple):
-                    self._accept(key.fileobj, *key.data)  # type: ignore[arg-type]
-                else:
-                    self._move(key.data, key.fileobj, events)  # type: ignore[arg-type]
+                try:
+                    if key.data is None:
+                        with contextlib.suppress(OSError):
+                            self._wake_read.recv(4096)
+                    elif isinstance(key.data, tuple):
+                        self._accept(key.fileobj, *key.data)  # type: ignore[arg-type]
+                    else:
+                        self._move(key.data, key.fileobj, events)  # type: ignore[arg-type]
+                except Exception:  # noqa: BLE001 - a connection that breaks the relay is dropped; the others go on
+                    if isinstance(key.data, _Link):
+                        self._drop(key.data)
 
     def _accept(self, listening: socket.socket, name: str, port: int) -> None:
         try:

@@ -97,7 +97,7 @@ def gather(root: Path, assignment: str, db_url: str, course_id: str, source: Pat
     lost = {
         (p.student, p.notebook)
         for p in problem_list.load(problem_list.problems_path(autograded, assignment))
-        if not p.graded
+        if not p.graded and not p.file
     }
     results = ClassResults(students=[])
     with Gradebook(db_url, course_id) as gb:
@@ -240,7 +240,8 @@ def report(assignment: str, out: Path | None = None) -> int:
     scores = score_rows(results)
     misconceptions = misconception_rows(results)
     problems = [
-        {"student": p.student, "notebook": p.notebook, "graded": p.graded, "reason": p.reason} for p in results.problems
+        {"student": p.student, "notebook": p.notebook, "graded": p.graded or p.file, "reason": p.reason}
+        for p in results.problems
     ]
     _write_csv(out / "scores.csv", scores, ["question", "part", "max_points", "score", "students"])
     _write_csv(out / "misconceptions.csv", misconceptions, ["id", "question", "part", "students", "of", "message"])

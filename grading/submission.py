@@ -197,7 +197,7 @@ def _walk(root: int, ignore: Sequence[str], notebooks: set[str]) -> Iterator[tup
                 for entry in listed:
                     rel = prefix + entry.name
                     if ignored(entry.name, ignore) or (entry.name.endswith(".ipynb") and rel not in notebooks):
-                        continue  # nbgrader neither copies nor grades these
+                        continue  # nbgrader neither copies nor grades these (nor what a folder named so holds)
                     seen += 1
                     if seen > MAX_ENTRIES:
                         yield rel, f"beyond the first {MAX_ENTRIES} files and folders of the submission"
@@ -208,6 +208,9 @@ def _walk(root: int, ignore: Sequence[str], notebooks: set[str]) -> Iterator[tup
                         yield rel, f"cannot be read ({os.strerror(err.errno or 0)})"
                         continue
                     if stat.S_ISDIR(mode):
+                        if entry.name.endswith(".ipynb"):
+                            yield rel, "a folder, not a notebook"
+                            continue
                         if rel.count("/") + 1 >= MAX_DEPTH:
                             yield rel, f"nested more than {MAX_DEPTH} folders deep"
                             continue

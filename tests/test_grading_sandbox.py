@@ -191,6 +191,7 @@ FORGED = {
 ATTACKS.update({name: MISTAKES["mix_b"][Q2]["q2_a_answer"] + "\n\n" + code + "\n" for name, code in FORGED.items()})
 # Students whose notebook is not graded, and a word of the reason listed for it.
 REFUSED = {
+    "escapes": "nbformat",
     "forks": "processes",
     "writes": "file size",
     "prints": "output",
@@ -217,6 +218,8 @@ MISLEADS = (
     f"        raise AssertionError('[{PLANTED[1]}] planted by the student')\n"
     "    return _honest_bytes_written(B, D, F)\n"
 )
+# valid JSON, and a notebook version that nbformat quotes as it is in its error
+ESCAPES_NOTEBOOK = r'{"nbformat": "\u001b[2J\u001b]0;graded 10 of 10\u0007", "cells": []}'
 # extra files of "links_extras" (an honest Q2), none of which may be read or copied, and the one that is
 LEFT_OUT = ["etc", "grades.db", "notes.html", "pipe", "shadow", "timestamp.txt", "zero.bin"]
 LIMITS = ["--procs", "256", "--memory", "2G", "--file-size", "64M", "--output", "16M", "--wall", "120"]
@@ -283,6 +286,12 @@ def _hostile_folders(course: Path) -> list[str]:
     nb = _reference_of(Q2)
     nb.cells.insert(nb.cells.index(cell_by_id(nb, ANSWER)) + 1, nbformat.v4.new_code_cell(EXPLORES))
     _submission(course, "explores", nb)
+    # a Q2 whose reason for being refused would carry terminal escapes (clear the screen, retitle the window), and
+    # files named with them (once listed, they would be printed on the instructor's terminal), more than are listed
+    folder = _submission(course, "escapes")
+    (folder / f"{Q2}.ipynb").write_text(ESCAPES_NOTEBOOK, encoding="utf-8")
+    for n in range(30):
+        (folder / f"\x1b[31mred{n:02d}").symlink_to("/etc/hostname")
     # planted catalogue ids: the student's own cell, and the student's function inside a check
     nb = _reference_of(Q2)
     cell_by_id(nb, "q2_b_answer").source += MISLEADS
@@ -434,7 +443,15 @@ def test_the_run_lists_only_the_refused_notebooks_and_the_files_left_out(graded:
     expected = {(student, Q2) for student in REFUSED}
     expected |= {("links_folder", name) for name in NOTEBOOKS}  # a folder that is a link: none of it is read
     expected |= {("links_extras", name) for name in graded["left_out"]}
+    expected |= {("escapes", f"\\x1b[31mred{n:02d}") for n in range(20)} | {("escapes", "10 more files")}
     assert set(graded["problems"]) == expected, sorted(graded["problems"])
+
+
+def test_nothing_a_student_names_or_writes_reaches_the_terminal_as_a_control_character(graded: dict) -> None:
+    """A reason can quote a submission, and a file's name is the student's: both are printed with escapes."""
+    for text in (graded["run"].stdout, graded["run"].stderr, graded["report"].stdout):
+        assert "\x1b" not in text and "\x07" not in text, [line for line in text.splitlines() if "\x1b" in line]
+    assert "\\x1b[2J" in graded["problems"][("escapes", Q2)]["reason"]
 
 
 @pytest.mark.parametrize(("student", "name"), [("dense_plot", Q3), ("explores", Q2), ("links_extras", Q2)])

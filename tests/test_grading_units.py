@@ -59,6 +59,13 @@ def test_docstring_examples(module: object) -> None:
     assert result.failed == 0
 
 
+def test_a_problem_is_printable_whatever_the_student_named_or_wrote() -> None:
+    problem = Problem("ada", "\x1b[31mred", "NBFormatError: Unsupported nbformat version \x1b[2J\x07", graded=False)
+    assert problem.line() == "ada / \\x1b[31mred: not graded: NBFormatError: Unsupported nbformat version \\x1b[2J\\x07"
+    assert Problem("ada", "notes.html", "left out", graded=False, file=True).line() == "ada / notes.html: left out"
+    assert len(Problem("ada", "q1", "x" * 10_000, graded=True).reason) == 500
+
+
 def test_problem_list_round_trip_and_merge(tmp_path: Path) -> None:
     path = problems_path(tmp_path, "hw1")
     old = [Problem("ada", "q1", "time-out", graded=True), Problem("bob", "q2", "not JSON", graded=False)]
@@ -277,13 +284,15 @@ def _folder(tmp_path: Path) -> Path:
         fh.truncate(grading.submission.MAX_FILE + 1)
     (folder / "__pycache__").mkdir()
     (folder / "__pycache__" / "x.pyc").write_bytes(b"ignored")
+    (folder / "q3.ipynb").mkdir()  # a folder where a notebook should be: nbgrader copies nothing it holds
+    (folder / "q3.ipynb" / "inside.txt").write_text("x")
     return folder
 
 
 def test_a_submission_is_read_without_following_links_within_a_size_cap(tmp_path: Path) -> None:
     _folder(tmp_path)
     read = grading.submission.read_submission(
-        tmp_path / "submitted", ["eve", "hw1"], notebooks={"q1.ipynb", "q2.ipynb"}, ignore=["__pycache__"]
+        tmp_path / "submitted", ["eve", "hw1"], notebooks={"q1.ipynb", "q2.ipynb", "q3.ipynb"}, ignore=["__pycache__"]
     )
     assert read.files == {"q1.ipynb": b"{}", "data/points.csv": b"1,2\n"}
     link = grading.submission.LINK
@@ -294,6 +303,7 @@ def test_a_submission_is_read_without_following_links_within_a_size_cap(tmp_path
         "etc": link,
         "pipe": "not a regular file (a FIFO)",
         "huge.bin": "larger than 32M, the most a submitted file may hold",
+        "q3.ipynb": "a folder, not a notebook",
     }
     # a folder that is itself a link is not read at all, nor a student folder that is one
     (tmp_path / "submitted" / "mallory").mkdir()
