@@ -49,7 +49,7 @@ from traitlets.utils.importstring import import_item
 
 from grading.forked import ZygoteError, bwrap_child, holder_command, zygote_for
 from grading.judge import Judge, NoAnswer, TimedOut, expression, parse_reply
-from grading.relay import Meter, Relay, relayed_client
+from grading.relay import DATA, Meter, Relay, relayed_client
 from grading.room import Room
 from grading.sandbox import Limits, command, kernel_env, rlimits, sandbox_args, shown, uid_for_task
 
@@ -602,8 +602,8 @@ def execute(task: Task) -> Outcome:
                 pp = watched(cls)(config=config)
                 pp.grading_limits = task.limits
                 pp.grading_output_meter = Meter(task.limits.output, over(pp, "output"))
-                # the judge's replies are parsed by its bounded decoder only (no notebook nodes): a lighter weight
-                meters = {"out": pp.grading_output_meter, "data": Meter(task.limits.data, over(pp, "data"), weight=64)}
+                # the judge's replies are parsed by its bounded decoder only (no notebook nodes), numbers included
+                meters = {"out": pp.grading_output_meter, "data": Meter(task.limits.data, over(pp, "data"), DATA)}
                 pp.grading_relay = stack.enter_context(
                     contextlib.closing(Relay(root / f"relay{index}", str(ipc / "kernel"), meters))
                 )

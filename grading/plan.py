@@ -22,6 +22,7 @@ Example
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -47,6 +48,7 @@ from grading.submission import Submission, SubmissionError, read_file, read_subm
 
 MAX_CONTAINERS = 1_000_000  # lists and objects of a submitted notebook's JSON (each costs the parser ~100 bytes)
 LISTED = 20  # files of one submission listed one by one as left out; the rest in one line
+MAX_CELLS = 2000  # cells of a submitted notebook
 
 
 class CheckedSchema:
@@ -225,6 +227,12 @@ class Grader(Autograde, _ReadSafely):
         containers = text.count("[") + text.count("{")
         if containers > MAX_CONTAINERS:  # json would build them all before nbformat could say a word
             raise ValueError(f"the notebook's JSON holds {containers} lists and objects, more than {MAX_CONTAINERS}")
+        try:
+            cells = json.loads(text).get("cells")
+        except (ValueError, RecursionError, AttributeError):
+            cells = None  # nbformat says what is wrong with it, below
+        if isinstance(cells, list) and len(cells) > MAX_CELLS:  # nbgrader's steps cost about a millisecond a cell
+            raise ValueError(f"the notebook has {len(cells)} cells, more than the {MAX_CELLS} a notebook may have")
         modified = datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
         resources["metadata"] = ResourcesDict(
             name=Path(path).stem, path=os.path.dirname(path), modified_date=modified.strftime("%B %-d, %Y")

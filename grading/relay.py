@@ -10,16 +10,19 @@ ways, holding at most :data:`BUFFER` bytes in each direction. What the kernel se
 counted on a :class:`Meter` as it is read from the kernel; once a meter passes its limit
 the relay calls its ``over`` function (which stops the notebook) and forwards nothing more.
 
-A meter weighs each ``[`` and ``{`` more than a byte: a JSON list or object costs the
-grader's parser far more memory than its two characters, so a message of empty lists
-weighs what it will cost, not what it measures.
+A meter weighs some bytes more than one: a JSON list or object costs the grader's parser
+far more memory than its two characters (and a notebook node made of it more still), so a
+message of empty lists weighs what it will cost, not what it measures. :data:`OUTPUT`
+weighs ``[`` and ``{``; :data:`DATA`, for the judge's replies, also each ``,`` (a number
+parsed from a list costs some 30 bytes), since its honest replies carry their numbers as
+base64 bytes, which hold none of these characters.
 
 Example
 -------
->>> meter = Meter(limit=100, over=lambda: print("over"))
->>> meter.add(b"x" * 60)
+>>> meter = Meter(limit=250, over=lambda: print("over"))
+>>> meter.add(b"x" * 40)
 True
->>> meter.add(b"{}")   # 2 bytes and one object: 2 + WEIGHT
+>>> meter.add(b"{}")  # 2 bytes, one of them an object: 2 + 255
 over
 False
 """
@@ -34,9 +37,10 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["BUFFER", "WEIGHT", "Meter", "Relay", "relayed_client"]
+__all__ = ["BUFFER", "DATA", "OUTPUT", "Meter", "Relay", "relayed_client"]
 
-WEIGHT = 256  # what one "[" or "{" counts for: a parsed JSON object and the notebook node made of it
+OUTPUT = {b"[": 256, b"{": 256}  # a parsed JSON list or object, and the notebook node nbclient makes of it
+DATA = {b"[": 64, b"{": 64, b",": 32}  # a parsed list or object; a number parsed from a list
 BUFFER = 1 << 20  # bytes held for a side that is not reading
 CHUNK = 1 << 16
 
@@ -48,8 +52,9 @@ class Meter:
     Safe to use from several threads.
     """
 
-    def __init__(self, limit: int, over: Callable[[], None], weight: int = WEIGHT) -> None:
-        self.limit, self.over, self.weight = limit, over, weight
+    def __init__(self, limit: int, over: Callable[[], None], weights: dict[bytes, int] | None = None) -> None:
+        self.limit, self.over = limit, over
+        self.weights = OUTPUT if weights is None else weights
         self.count = 0
         self.tripped = False
         self._lock = threading.Lock()
@@ -67,8 +72,8 @@ class Meter:
         return not self.tripped
 
     def add(self, data: bytes) -> bool:
-        """Count bytes sent by the kernel: their length, and :attr:`weight` more for each ``[`` and ``{``."""
-        return self.charge(len(data) + self.weight * (data.count(b"[") + data.count(b"{")))
+        """Count bytes sent by the kernel: their length, and for each weighed byte its weight less one."""
+        return self.charge(len(data) + sum((weight - 1) * data.count(byte) for byte, weight in self.weights.items()))
 
 
 class _Link:

@@ -200,6 +200,7 @@ REFUSED = {
     "floods_iopub": "output",
     "bombs_replies": "data",
     "links_solution": "symbolic link",
+    "many_cells": "more than the 2000 a notebook may have",
 }
 # "allocates" is not among them: each of its allocations is refused (a clean MemoryError, the sandbox's limit on one
 # process), its notebook stays within the room's --memory and is graded as nbgrader grades it.
@@ -292,6 +293,14 @@ def _hostile_folders(course: Path) -> list[str]:
     (folder / f"{Q2}.ipynb").write_text(ESCAPES_NOTEBOOK, encoding="utf-8")
     for n in range(30):
         (folder / f"\x1b[31mred{n:02d}").symlink_to("/etc/hostname")
+    # a Q2 of 3000 cells, each a test cell the gradebook does not know (nbgrader looks each up: a millisecond a cell)
+    nb = _reference_of(Q2)
+    for n in range(3000):
+        cell = nbformat.v4.new_code_cell("")
+        cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"fake{n}", "locked": True, "solution": False}
+        cell.metadata["nbgrader"].update(points=1, schema_version=3)
+        nb.cells.append(cell)
+    _submission(course, "many_cells", nb)
     # planted catalogue ids: the student's own cell, and the student's function inside a check
     nb = _reference_of(Q2)
     cell_by_id(nb, "q2_b_answer").source += MISLEADS

@@ -202,6 +202,19 @@ def test_a_reply_is_read_by_a_strict_decoder_whose_cost_is_bounded_by_its_length
     assert parse_reply('{"ok": ["i", 1]}', 10) is None  # longer than its limit
 
 
+def test_what_a_reply_costs_to_parse_is_what_it_weighs() -> None:
+    """Parsed, a list of numbers takes some 40 bytes a number, ten times its text: the judge's meter weighs each
+    comma, so 64M of replies cannot become 640 MB in the grader; base64 bytes (how values travel) weigh as they are."""
+    honest = grading.relay.Meter(0, lambda: None, grading.relay.DATA)
+    honest.add(b'{"ok": ["a", "float", [3], "AAAAAAAA8D8AAAAAAAAAQAAAAAAAAAhA"]}')
+    assert honest.count < 2 * 61 + 4 * 64 + 4 * 32  # 61 bytes, two objects and lists, four commas
+    numbers = b'{"ok": [' + b"1.5," * 100_000 + b"1.5]}"
+    tripped: list[bool] = []
+    meter = grading.relay.Meter(1 << 20, lambda: tripped.append(True), grading.relay.DATA)
+    assert not meter.add(numbers) and tripped == [True]  # 400 kB of text weighs 3.6 MB
+    assert meter.count >= 32 * 100_000
+
+
 def _relay_pair(tmp_path: Path, limit: int) -> tuple:
     """A ZeroMQ PUB socket standing for a kernel's IOPub, a relay before it, and a SUB socket of the grader's."""
     import zmq
@@ -260,8 +273,8 @@ def test_the_relay_passes_an_honest_conversation_and_weighs_json(tmp_path: Path)
         pub.send_multipart([b"header", b'{"a": [1, 2]}'])
         assert sub.poll(5000) and sub.recv_multipart() == [b"header", b'{"a": [1, 2]}']
         assert not tripped
-        # 6 bytes of header, 13 of content, each frame's length byte and flags (4), a "{" and a "[" at WEIGHT each
-        assert meter.count - before == 6 + 13 + 4 + 2 * grading.relay.WEIGHT
+        # 6 bytes of header, 13 of content, each frame's flags and length (4); a "{" and a "[" weigh 256 each
+        assert meter.count - before == 6 + 13 + 4 + 2 * 255
     finally:
         relay.close()
         context.destroy(linger=0)
