@@ -157,11 +157,12 @@ def bytes_loaded(B, D, F):
         print("SPY", {k: repr(v)[:2000] for k, v in info.frame.f_locals.items()})
     return _answer(B, D, F)
 """,
-    # sends 48 MB of output with the parent of no cell, from the first call of its function (the visible check's)
+    # sends 48 MB of output with the parent of no cell, from the first call at a hidden shape: while the judge waits
+    # for the answer, when no cell of the notebook is running
     "floods_iopub": """
 _honest_bytes_loaded, _flooded = bytes_loaded, []
 def bytes_loaded(B, D, F):
-    if not _flooded:
+    if (B, D, F) != (4, 3, 5) and not _flooded:
         _flooded.append(1)
         kernel = get_ipython().kernel
         for _ in range(48):
