@@ -83,6 +83,7 @@ class _Link:
         self.grader, self.kernel, self.meter = grader, kernel, meter
         self.to_grader = bytearray()
         self.to_kernel = bytearray()
+        self.events: dict[socket.socket, int] = {}  # what the selector watches each socket for
 
 
 class Relay:
@@ -203,6 +204,7 @@ class Relay:
             self._links.append(link)
         self._selector.register(grader, selectors.EVENT_READ, link)
         self._selector.register(kernel, selectors.EVENT_READ, link)
+        link.events = {grader: selectors.EVENT_READ, kernel: selectors.EVENT_READ}
 
     def _drop(self, link: _Link) -> None:
         for sock in (link.grader, link.kernel):
@@ -244,20 +246,24 @@ class Relay:
             del box[:sent]
 
     def _update(self, link: _Link) -> None:
+        """Watch each socket of a link for what it can do now: read while the other side's box has room, write
+        while its own box holds something (the selector is only told of a change)."""
         sides = ((link.kernel, link.to_grader, link.to_kernel), (link.grader, link.to_kernel, link.to_grader))
         for sock, inbox, outbox in sides:
             events = (selectors.EVENT_READ if len(inbox) < BUFFER else 0) | (selectors.EVENT_WRITE if outbox else 0)
+            if link.events.get(sock) == events:
+                continue
             try:
-                if events:
+                if not events:
+                    self._selector.unregister(sock)
+                elif link.events.get(sock):
                     self._selector.modify(sock, events, link)
                 else:
-                    self._selector.unregister(sock)
-            except KeyError:
-                if events:
                     self._selector.register(sock, events, link)
-            except (ValueError, OSError):
+            except (KeyError, ValueError, OSError):
                 self._drop(link)
                 return
+            link.events[sock] = events
 
 
 def relayed_client(base: type, prefix: str) -> type:
