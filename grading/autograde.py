@@ -64,7 +64,7 @@ def _sandbox(unsafe: bool, bwrap: str | None, limits: Limits, stream: TextIO | N
     if unsafe:
         print(
             "warning: --unsafe: student code runs with the grader's rights, files and network, "
-            "bounded only by --output and --wall",
+            "bounded only by --output, --data and --wall",
             file=stream or sys.stderr,
         )
         return None

@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         "--unsafe",
         action="store_true",
         help="run kernels without the sandbox, with the grader's own rights, files and network "
-        "(only for code you trust; --output and --wall still apply)",
+        "(only for code you trust; --output, --data and --wall still apply)",
     )
     report = commands.add_parser("report", help="score distribution and misconceptions of a graded assignment")
     report.add_argument("assignment")

@@ -7,7 +7,9 @@ with its kernel in the sandbox (:mod:`grading.sandbox`) and held to the task's l
 the answer cells, the cells the student added and the locked set-up cells go to the kernel;
 every graded check is run by the judge (:mod:`grading.judge`) in this process, at its place
 in the notebook, and its outcome becomes the cell's output, which nbgrader then scores as
-usual. Nothing here touches the gradebook.
+usual. Every connection to the kernel goes through the notebook's relay (:mod:`grading.relay`),
+which counts what the kernel sends against ``--output`` (the judge's replies against
+``--data``) before this process takes it in. Nothing here touches the gradebook.
 
 Example
 -------

@@ -69,7 +69,7 @@ class Landing:
     def leave_out(self, student: str, path: str, reason: str) -> None:
         """A file of a submission folder that was neither read nor copied: listed, no notebook's score changes."""
         problem = Problem(student, path, reason, graded=False, file=True)
-        self.regraded.add((problem.student, problem.notebook))
+        self.regraded.add((student, path))
         self.summary.problems.append(problem)
         self.progress.message(problem.line())
 

@@ -80,4 +80,5 @@ def merge(old: Iterable[Problem], new: Iterable[Problem], regraded: set[tuple[st
     >>> merge([a], [], regraded={("ada", "q1")})
     []
     """
-    return [p for p in old if (p.student, p.notebook) not in regraded] + list(new)
+    again = {(printable(student), printable(notebook)) for student, notebook in regraded}  # as Problem keeps them
+    return [p for p in old if (p.student, p.notebook) not in again] + list(new)
