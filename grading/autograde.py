@@ -38,7 +38,7 @@ from nbgrader.nbgraderformat import common as nbgrader_format
 from grading.cluster import connect, submit
 from grading.execute import one_line, run_task
 from grading.land import Landing, Summary
-from grading.plan import CheckedSchema, Grader, Planned, Refused, load_app, make_plan, tasks
+from grading.plan import CheckedSchema, Grader, LeftOut, Planned, Refused, guard, load_app, make_plan, tasks
 from grading.progress import Progress
 from grading.sandbox import Limits, default_bwrap, probe
 
@@ -64,7 +64,7 @@ def _sandbox(unsafe: bool, bwrap: str | None, limits: Limits, stream: TextIO | N
     if unsafe:
         print(
             "warning: --unsafe: student code runs with the grader's rights, files and network, "
-            "bounded only by --output and --wall",
+            "bounded only by --output, --data and --wall",
             file=stream or sys.stderr,
         )
         return None
@@ -82,6 +82,7 @@ def _grader(assignment: str, nbgrader_args: list[str], force: bool) -> tuple[Gra
     app.log.setLevel(logging.WARNING)
     grader = Grader(coursedir=app.coursedir, parent=app)
     grader.force = force
+    guard(grader)
     return grader, app
 
 
@@ -154,6 +155,8 @@ def autograde(
         for item in tasks(grader, plan, bwrap, limits, warm):
             if isinstance(item, Refused):
                 landing.refuse(item.student, item.notebook, item.reason)
+            elif isinstance(item, LeftOut):
+                landing.leave_out(item.student, item.path, item.reason)
             elif isinstance(item, Planned):
                 key = f"grade-{item.task.student}-{item.task.notebook}-{uuid.uuid4().hex[:8]}"
                 future = submit(client, run_task, item.task, key=key)

@@ -5,7 +5,7 @@ go to nbgrader, as they would on ``nbgrader autograde``.
 
 Each notebook's kernel runs alone in a sandbox (bubblewrap: no network, no privileges, no
 course files) within the limits of ``--memory``, ``--cpu``, ``--procs``, ``--file-size``,
-``--output`` and ``--wall``; see :mod:`grading.sandbox`. Where no sandbox can be set up the
+``--output``, ``--data`` and ``--wall``; see :mod:`grading.sandbox`. Where no sandbox can be set up the
 command refuses to grade, unless ``--unsafe`` is given.
 
 Exit status of ``autograde``: 0 when every notebook was graded without incident, 1 when
@@ -54,7 +54,17 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument(
         "--file-size", metavar="SIZE", help="size of any file written, and of all files in /tmp together (default: 64M)"
     )
-    limits.add_argument("--output", metavar="SIZE", help="output the notebook prints or displays (default: 16M)")
+    limits.add_argument(
+        "--output",
+        metavar="SIZE",
+        help="what the kernel sends the grader as it runs (every message: output, display, status) (default: 16M)",
+    )
+    limits.add_argument(
+        "--data",
+        metavar="SIZE",
+        help="what the kernel sends the grader for the checks (values, plots' data), all checks together "
+        "(default: 64M)",
+    )
     limits.add_argument("--wall", metavar="S", help=f"seconds for the whole notebook (default: {d.wall})")
     sandbox = auto.add_argument_group("sandbox")
     sandbox.add_argument(
@@ -73,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         "--unsafe",
         action="store_true",
         help="run kernels without the sandbox, with the grader's own rights, files and network "
-        "(only for code you trust; --output and --wall still apply)",
+        "(only for code you trust; --output, --data and --wall still apply)",
     )
     report = commands.add_parser("report", help="score distribution and misconceptions of a graded assignment")
     report.add_argument("assignment")
@@ -102,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                 procs=args.procs,
                 file_size=args.file_size,
                 output=args.output,
+                data=args.data,
                 wall=args.wall,
             )
         except ValueError as err:

@@ -27,9 +27,10 @@ def _by_value() -> None:
     """Make the task code travel with each task (pickled by value)."""
     import cloudpickle
 
-    from grading import execute, forked, judge, room, sandbox, zygote
+    from grading import execute, forked, judge, relay, room, sandbox, zygote
 
     cloudpickle.register_pickle_by_value(sandbox)
+    cloudpickle.register_pickle_by_value(relay)
     cloudpickle.register_pickle_by_value(zygote)
     cloudpickle.register_pickle_by_value(forked)
     cloudpickle.register_pickle_by_value(room)

@@ -7,7 +7,9 @@ with its kernel in the sandbox (:mod:`grading.sandbox`) and held to the task's l
 the answer cells, the cells the student added and the locked set-up cells go to the kernel;
 every graded check is run by the judge (:mod:`grading.judge`) in this process, at its place
 in the notebook, and its outcome becomes the cell's output, which nbgrader then scores as
-usual. Nothing here touches the gradebook.
+usual. Every connection to the kernel goes through the notebook's relay (:mod:`grading.relay`),
+which counts what the kernel sends against ``--output`` (the judge's replies against
+``--data``) before this process takes it in. Nothing here touches the gradebook.
 
 Example
 -------
@@ -26,7 +28,6 @@ import contextlib
 import json
 import os
 import queue
-import re
 import signal
 import socket
 import subprocess
@@ -50,8 +51,9 @@ from traitlets.utils.importstring import import_item
 
 from grading.forked import ZygoteError, bwrap_child, holder_command, zygote_for
 from grading.judge import Judge, NoAnswer, TimedOut, expression, parse_reply
+from grading.relay import DATA, Meter, Relay, relayed_client
 from grading.room import Room
-from grading.sandbox import Limits, command, describe, kernel_env, rlimits, sandbox_args, shown, uid_for_task
+from grading.sandbox import Limits, command, kernel_env, rlimits, sandbox_args, shown, uid_for_task
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,21 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
     return Sandboxed
 
 
+def relayed(base: type, relay: Relay) -> type:
+    """A subclass of a kernel manager class whose own sockets (the control channel it interrupts and shuts the
+    kernel down on) go through ``relay``, counted as ``"out"``, and which has the relay listen for the kernel's
+    ports before each kernel starts."""
+    manager = relayed_client(base, relay.prefix("out"))
+
+    class Relayed(manager):  # type: ignore[misc,valid-type]
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            relay.listen([self.shell_port, self.iopub_port, self.stdin_port, self.hb_port, self.control_port])
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    Relayed.__name__ = base.__name__
+    return Relayed
+
+
 def without_hidden_tests(source: str, config: Config | None = None) -> str:
     """A check's text without its hidden tests, cut as nbgrader's ``ClearHiddenTests`` (as configured) cuts them.
 
@@ -209,6 +226,17 @@ def without_hidden_tests(source: str, config: Config | None = None) -> str:
         elif not hidden:
             kept.append(line)
     return "\n".join(kept)
+
+
+def _field(message: Any, *keys: str) -> Any:
+    """``message[keys[0]][keys[1]]...`` of a message the kernel sent, or None where any level is not a dict.
+
+    >>> _field({"content": {"status": "ok"}}, "content", "status"), _field({"content": ["ok"]}, "content", "status")
+    ('ok', None)
+    """
+    for key in keys:
+        message = message.get(key) if isinstance(message, dict) else None
+    return message
 
 
 def cell_role(cell: Any) -> str:
@@ -308,8 +336,9 @@ def watched(cls: type) -> type:
     """A subclass of an execute preprocessor that records time-outs and kernel deaths, and enforces limits.
 
     Its kernel also exits when the worker that started it dies (ipykernel's parent poller, or
-    bubblewrap's ``--die-with-parent``), so a killed worker leaves no kernel behind. Output
-    beyond ``grading_output_limit`` bytes is dropped and stops the kernel.
+    bubblewrap's ``--die-with-parent``), so a killed worker leaves no kernel behind. What the
+    kernel sends is counted by the notebook's relay (:mod:`grading.relay`): past ``--output`` (or
+    ``--data`` for the judge's replies) the notebook is stopped and nothing more is read.
     """
     sync = run_sync  # a local name: the class body then finds it when this code travels by value
 
@@ -320,8 +349,7 @@ def watched(cls: type) -> type:
         extra_arguments: list[str]
         grading_env: dict[str, str]
         grading_sandboxed: bool = False
-        grading_output_limit: int = 0
-        grading_output_bytes: int = 0
+        grading_limits: Limits
         grading_limit: str | None = None
         grading_judge: Judge | None = None
         grading_room: Room | None = None
@@ -330,7 +358,9 @@ def watched(cls: type) -> type:
         grading_files: dict[str, bytes]
         grading_setups: tuple[str, ...] = ()
         grading_judge_folder: Path
-        grading_reply_limit: int = 16 << 20
+        grading_relay: Relay
+        grading_output_meter: Meter
+        grading_reply_limit: int = 64 << 20
         grading_installed: bool = False  # the kernel holds grading.in_kernel as a module (a request has run it)
 
         async def async_start_new_kernel(self, **kwargs: Any) -> None:
@@ -342,7 +372,8 @@ def watched(cls: type) -> type:
         start_new_kernel = sync(async_start_new_kernel)
 
         async def async_start_new_kernel_client(self) -> Any:
-            self.km.client_factory = ready_at_once(self.km.client_factory)
+            out = self.grading_relay.prefix("out")
+            self.km.client_factory = ready_at_once(relayed_client(self.km.client_factory, out))
             client = await super().async_start_new_kernel_client()
             if self.grading_sandboxed:  # the kernel has read it: nothing in the sandbox may learn the key
                 Path(self.km.connection_file).unlink(missing_ok=True)
@@ -351,13 +382,17 @@ def watched(cls: type) -> type:
         start_new_kernel_client = sync(async_start_new_kernel_client)
 
         def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
-            """Every message of a cell counts against ``--output`` (outputs, display updates, streams alike)."""
+            """Drop every message once the notebook is stopped. Each message was counted against ``--output`` as it
+            arrived (:mod:`grading.relay`); an output with a display id counts again for each earlier output it
+            rewrites (nbclient gives them all its data), so one update cannot fill a notebook with copies."""
             if self.grading_limit is not None:
                 return None
-            self.grading_output_bytes += len(json.dumps(msg.get("content", {})))
-            if self.grading_output_limit and self.grading_output_bytes > self.grading_output_limit:
-                self.stop(f"printed more than {shown(self.grading_output_limit)} of output (--output)")
-                return None
+            content = msg.get("content", {})
+            display_id = (content.get("transient") or {}).get("display_id") if isinstance(content, dict) else None
+            if display_id and msg.get("msg_type") in {"execute_result", "display_data", "update_display_data"}:
+                copies = sum(len(outputs) for outputs in self._display_id_map.get(display_id, {}).values())
+                if copies and not self.grading_output_meter.charge(copies * len(json.dumps(content))):
+                    return None
             return super().process_message(msg, cell, cell_index)
 
         def stop(self, reason: str) -> None:
@@ -409,6 +444,8 @@ def watched(cls: type) -> type:
             cell has in nbgrader; the whole notebook is bounded by ``--wall``.
             """
             loop = asyncio.get_running_loop()
+            if self.grading_limit is not None:  # stopped: it is not graded, and its kernel answers nothing more
+                return [{"output_type": "error", "ename": "NoAnswer", "evalue": self.grading_limit, "traceback": []}]
             limit = self.timeout if self.timeout and self.timeout > 0 else 600
             deadline = time.monotonic() + limit
             if self.grading_thread is None:
@@ -459,10 +496,8 @@ def watched(cls: type) -> type:
             if timeout <= 0:
                 raise TimeoutError
             if self.grading_client is None:
-                # a reply over the limit is never read: ZeroMQ drops the connection, and the request times out
-                context = zmq.Context()
-                context.setsockopt(zmq.MAXMSGSIZE, self.grading_reply_limit + (1 << 20))
-                client = BlockingKernelClient(context=context)
+                # through the relay: every byte of every message it receives counts against --data
+                client = relayed_client(BlockingKernelClient, self.grading_relay.prefix("data"))(context=zmq.Context())
                 client.load_connection_info(self.km.get_connection_info(session=False))
                 client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
                 self.grading_client = client
@@ -488,10 +523,10 @@ def watched(cls: type) -> type:
                     if not alive:
                         raise DeadKernelGone from None
                     continue
-                if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                if _field(msg, "parent_header", "msg_id") != msg_id:
                     continue
-                found = msg.get("content", {}).get("user_expressions", {}).get("r", {})
-                return found.get("data", {}).get("text/plain") if found.get("status") == "ok" else None
+                found = _field(msg, "content", "user_expressions", "r")
+                return _field(found, "data", "text/plain") if _field(found, "status") == "ok" else None
 
         def grading_close(self) -> None:
             """Close the judge's client and thread, once the notebook has run."""
@@ -505,47 +540,12 @@ def watched(cls: type) -> type:
     return Watched
 
 
-# What a kernel's errors look like when the sandbox stopped it, by limit (matched against "ename: evalue").
-_LIMIT_ERRORS = (
-    ("memory", re.compile(r"^(\w*MemoryError):")),
-    ("file_size", re.compile(r"\[Errno (27|28|122)\]")),
-    ("procs", re.compile(r"^BlockingIOError: \[Errno 11\]|can't start new thread")),
-)
-_LIMIT_NAMES = {
-    "memory": "memory",
-    "cpu": "CPU time",
-    "procs": "processes",
-    "file_size": "file size",
-    "output": "output",
-    "wall": "time per notebook",
-}
-
-
-def over_limit(nb: Any, limits: Limits, exit_status: int | None) -> str | None:
-    """Which limit a sandboxed notebook ran into, as a one-line reason, or None.
-
-    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
-    >>> cell = new_code_cell(outputs=[new_output("error", ename="MemoryError", evalue="", traceback=[])])
-    >>> over_limit(new_notebook(cells=[cell]), Limits(), None)
-    'went over the memory limit (2G, --memory)'
-    """
-    shown = describe(limits)
-
-    def reason(name: str) -> str:
-        return f"went over the {_LIMIT_NAMES[name]} limit ({shown[name]}, --{name.replace('_', '-')})"
-
-    if exit_status is not None and exit_status in {128 + signal.SIGXCPU, -signal.SIGXCPU}:
-        return reason("cpu")
-    for cell in nb.cells:
-        if cell_role(cell) == "check":  # a check's error is the judge's verdict on one value, not the kernel's
-            continue
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "error":
-                text = f"{out.get('ename', '')}: {out.get('evalue', '')}"
-                for name, pattern in _LIMIT_ERRORS:
-                    if pattern.search(text):
-                        return reason(name)
-    return None
+def over(pp: Any, limit: str) -> Any:
+    """What a :class:`grading.relay.Meter` calls when a notebook's kernel has sent more than ``--output`` or
+    ``--data``: the notebook is stopped, with its one-line reason."""
+    size = shown(getattr(pp.grading_limits, limit))
+    what = "of output" if limit == "output" else "of data for its checks"
+    return lambda: pp.stop(f"sent more than {size} {what} (--{limit})")
 
 
 def _without_hidden_tests(nb: Any, config: Config) -> str:
@@ -600,18 +600,25 @@ def execute(task: Task) -> Outcome:
                 "unique_key": task.notebook,
                 "nbgrader": {"student": task.student, "assignment": task.assignment, "notebook": task.notebook},
             }
-            for _, cls in executors(config):
+            for index, (_, cls) in enumerate(executors(config)):
                 pp = watched(cls)(config=config)
+                pp.grading_limits = task.limits
+                pp.grading_output_meter = Meter(task.limits.output, over(pp, "output"))
+                # the judge's replies are parsed by its bounded decoder only (no notebook nodes), numbers included
+                meters = {"out": pp.grading_output_meter, "data": Meter(task.limits.data, over(pp, "data"), DATA)}
+                pp.grading_relay = stack.enter_context(
+                    contextlib.closing(Relay(root / f"relay{index}", str(ipc / "kernel"), meters))
+                )
                 # the kernel is killed once the last cell has run: its outputs are in, and the notebook's room
                 # kills whatever else it started, so a graceful shutdown (a request, then polling for the exit)
                 # would only add time
                 pp.shutdown_kernel = "immediate"
                 pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
-                pp.grading_output_limit = task.limits.output
-                pp.grading_reply_limit = task.limits.output
+                pp.grading_reply_limit = task.limits.data
                 pp.grading_files = task.files
                 pp.grading_setups = task.setups
                 pp.grading_judge_folder = root / "judge"
+                pp.kernel_manager_class = relayed(pp.kernel_manager_class, pp.grading_relay)
                 if room is not None:
                     pp.grading_sandboxed = True
                     pp.kernel_manager_class = sandboxed(pp.kernel_manager_class, task, work, room)
@@ -626,12 +633,8 @@ def execute(task: Task) -> Outcome:
                     pp.grading_close()
                 outcome.timeouts += timed_out(nb, pp.error_on_timeout)
                 outcome.kernel_died = outcome.kernel_died or kernel_died(nb)
-                if task.bwrap:
-                    pp.grading_limit = (
-                        (room.reason if room is not None else None)
-                        or pp.grading_limit
-                        or over_limit(nb, task.limits, None)
-                    )
+                if room is not None:  # only the room's own evidence says a limit of the room was hit
+                    pp.grading_limit = room.reason or pp.grading_limit
                 if pp.grading_limit is not None:
                     outcome.error = f"the notebook {pp.grading_limit}"
                     break

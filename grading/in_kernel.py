@@ -4,7 +4,12 @@ The grader never sends a check to the kernel. To judge a check it asks the kerne
 values of the names the check reads (``resolve``) and for the results of the student's
 functions at given arguments (``call``), and gets back plain data: numbers, booleans,
 strings, lists, arrays of numbers, and for a Matplotlib ``Axes`` its lines as data and its
-labels. Anything else is described by its type name only.
+labels. Anything else is described by its type name only. An array travels as its bytes
+(little-endian, base64), and so does a long list or tuple of numbers of one kind, so that a
+figure of a million points is a few megabytes, not tens.
+
+The reply is a :class:`Reply`, whose text as IPython shows it (``text/plain``) is the JSON
+itself: the grader reads it with a strict JSON decoder, never as Python.
 
 This file is sent as source text with every request (:func:`expression`) and runs in the
 kernel's namespace, which the student controls: the student can change what it answers,
@@ -15,18 +20,62 @@ Example
 -------
 >>> namespace = {"double": lambda x: 2 * x}
 >>> answer('{"op": "call", "name": "double", "args": [["i", 21]], "kwargs": {}}', namespace)
-'{"ok": ["i", 42]}'
+{"ok": ["i", 42]}
+>>> encode([0.5] * 20)[:2]
+['L', 'float']
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import numbers
+import struct
 import sys
 from typing import Any
 
 _MAX_DEPTH = 32
 _KINDS = {"b": "bool", "i": "int", "u": "int", "f": "float"}
+_WIRE = {"bool": "|u1", "int": "<i8", "float": "<f8"}  # how each kind of number travels
+_COMPACT = 16  # a list or tuple of at least this many numbers of one kind travels as an array's bytes
+
+
+class Reply:
+    """A reply whose ``text/plain`` in IPython is its JSON text as it is (a ``str`` would show as its ``repr``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text)
+
+
+def _bytes(numpy: Any, values: Any, kind: str) -> str:
+    return base64.b64encode(numpy.ascontiguousarray(values, dtype=_WIRE[kind]).tobytes()).decode("ascii")
+
+
+def _compact(values: Any) -> list[Any] | None:
+    """``[kind, bytes]`` for a long list or tuple of Python or NumPy numbers of one kind, else None."""
+    if len(values) < _COMPACT:
+        return None
+    numpy = sys.modules.get("numpy")
+    bools: tuple[type, ...] = (bool,) if numpy is None else (bool, numpy.bool_)
+    ints: tuple[type, ...] = (int,) if numpy is None else (int, numpy.integer)
+    floats: tuple[type, ...] = (float,) if numpy is None else (float, numpy.floating)
+    if all(isinstance(v, bools) for v in values):
+        kind, packed = "bool", struct.pack(f"<{len(values)}B", *map(bool, values))
+    elif all(isinstance(v, ints) and not isinstance(v, bools) and -(1 << 63) <= int(v) < 1 << 63 for v in values):  # type: ignore[call-overload]
+        kind, packed = "int", struct.pack(f"<{len(values)}q", *map(int, values))
+    elif all(isinstance(v, floats) for v in values):
+        kind, packed = "float", struct.pack(f"<{len(values)}d", *map(float, values))
+    else:
+        return None
+    return [kind, base64.b64encode(packed).decode("ascii")]
 
 
 def _axes(value: Any) -> list[Any] | None:
@@ -69,11 +118,15 @@ def encode(value: Any, depth: int = 0) -> list[Any]:
         return ["f", float(value)]
     if numpy is not None and isinstance(value, numpy.ndarray):
         kind = _KINDS.get(value.dtype.kind)
-        if kind is None:
+        if kind is None or (value.dtype.kind == "u" and value.size and value.max() >= 1 << 63):
             return ["x", f"array of {value.dtype}"]
-        return ["a", kind, list(value.shape), value.ravel().tolist()]
+        return ["a", kind, list(value.shape), _bytes(numpy, value, kind)]
     if isinstance(value, (list, tuple)):
-        return ["l" if isinstance(value, list) else "t", [encode(item, depth + 1) for item in value]]
+        tag = "l" if isinstance(value, list) else "t"
+        compact = _compact(value)
+        if compact is not None:
+            return [tag.upper(), *compact]
+        return [tag, [encode(item, depth + 1) for item in value]]
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
         return ["d", [[str(key), encode(item, depth + 1)] for key, item in value.items()]]
     axes = _axes(value)
@@ -99,13 +152,18 @@ def decode(value: list[Any]) -> Any:
     if tag == "a":
         import numpy as np
 
+        flat = np.frombuffer(base64.b64decode(value[3]), dtype=_WIRE[value[1]])
         dtype = {"bool": bool, "int": np.int64, "float": np.float64}[value[1]]
-        return np.asarray(value[3], dtype=dtype).reshape(value[2])
+        return flat.astype(dtype).reshape(value[2])
     raise ValueError(f"cannot decode an argument tagged {tag!r}")
 
 
-def answer(request: str, namespace: dict[str, Any]) -> str:
+def answer(request: str, namespace: dict[str, Any]) -> Reply:
     """The JSON reply to one request, looked up in or called from ``namespace``."""
+    return Reply(_answer(request, namespace))
+
+
+def _answer(request: str, namespace: dict[str, Any]) -> str:
     asked = json.loads(request)
     if asked["op"] == "resolve":
         found = {}

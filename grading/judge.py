@@ -17,9 +17,11 @@ is looked up in the kernel just before the check runs:
 - anything else becomes an :class:`Opaque` value, which equals nothing and is no number,
   so a check simply finds it wrong.
 
-The kernel's answers are read as untrusted data (:func:`decode`), so whatever the student's
-code prints, raises, patches or returns can only ever be a value judged by the check. A
-kernel that does not answer within the cell's time limit fails the check (:class:`NoAnswer`).
+The kernel's answers are read as untrusted data: each reply by a strict JSON decoder whose
+cost is bounded by the reply's length (:func:`parse_reply`), then as tagged plain data
+(:func:`decode`), so whatever the student's code prints, raises, patches or returns can only
+ever be a value judged by the check. A kernel that does not answer within the cell's time
+limit fails the check (:class:`NoAnswer`).
 
 Example
 -------
@@ -34,6 +36,8 @@ Example
 from __future__ import annotations
 
 import ast
+import base64
+import binascii
 import builtins
 import io
 import json
@@ -58,6 +62,8 @@ __all__ = [
     "decode",
     "encode",
     "expression",
+    "own_message",
+    "parse_reply",
 ]
 
 SOURCE = Path(in_kernel.__file__).read_text(encoding="utf-8")
@@ -66,7 +72,13 @@ _MAX_DEPTH = 32
 _MAX_ITEMS = 10_000_000
 _MAX_TEXT = 100_000
 _MAX_PRINTED = 100_000
+_MAX_CONTAINERS = 1_000_000  # JSON lists and objects in one reply
 _DTYPES = {"bool": np.bool_, "int": np.int64, "float": np.float64}
+_WIRE: dict[str, np.dtype[Any]] = {
+    "bool": np.dtype("u1"),
+    "int": np.dtype("<i8"),
+    "float": np.dtype("<f8"),
+}  # as grading.in_kernel sends them
 
 
 def expression(request: str, install: bool = True) -> str:
@@ -100,7 +112,7 @@ class StudentRaised(Exception):
     """The student's function raised ``ename: evalue`` in the kernel (a check may catch this, as any exception)."""
 
     def __init__(self, name: str, ename: str, evalue: str) -> None:
-        self.ename, self.evalue = _text(ename, 100), _text(evalue, 2000)
+        self.function, self.ename, self.evalue = name, _text(ename, 100), _text(evalue, 2000)
         super().__init__(f"{name} raised {self.ename}: {self.evalue}")
 
 
@@ -185,23 +197,42 @@ def _text(value: Any, limit: int = _MAX_TEXT) -> str:
     return value[:limit] if isinstance(value, str) else "?"
 
 
-def _array(kind: Any, shape: Any, flat: Any) -> Any:
-    dtype = _DTYPES.get(kind) if isinstance(kind, str) else None
-    if (
-        dtype is None
-        or not isinstance(shape, list)
-        or len(shape) > 8
-        or not all(type(n) is int and 0 <= n <= _MAX_ITEMS for n in shape)
-        or not isinstance(flat, list)
-        or len(flat) != math.prod(shape)
-        or len(flat) > _MAX_ITEMS
-        or not all(type(v) in (int, float, bool) for v in flat)
+def _numbers(kind: Any, data: Any, count: int) -> Any:
+    """``count`` numbers of ``kind`` from their bytes in base64 (as :mod:`grading.in_kernel` sends them), or None."""
+    wire = _WIRE.get(kind) if isinstance(kind, str) else None
+    if wire is None or not isinstance(data, str) or len(data) != 4 * ((count * wire.itemsize + 2) // 3):
+        return None
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != count * wire.itemsize:
+        return None
+    return np.frombuffer(raw, dtype=wire).astype(_DTYPES[kind])
+
+
+def _array(kind: Any, shape: Any, data: Any) -> Any:
+    if not (
+        isinstance(shape, list)
+        and len(shape) <= 8
+        and all(type(n) is int and 0 <= n <= _MAX_ITEMS for n in shape)
+        and math.prod(shape) <= _MAX_ITEMS
     ):
         return Opaque("an array the grader cannot read")
-    try:
-        return np.array(flat, dtype=dtype).reshape(shape)
-    except (OverflowError, ValueError):
-        return Opaque("an array the grader cannot read")
+    flat = _numbers(kind, data, math.prod(shape))
+    return Opaque("an array the grader cannot read") if flat is None else flat.reshape(shape)
+
+
+def _listed(tag: str, kind: Any, data: Any) -> Any:
+    """A list or tuple of numbers of one kind, sent as their bytes."""
+    if not (isinstance(data, str) and isinstance(kind, str) and kind in _WIRE):
+        return Opaque("a value the grader cannot read")
+    count = (len(data) * 3 // 4 - len(data[-2:]) + len(data[-2:].rstrip("="))) // _WIRE[kind].itemsize
+    flat = _numbers(kind, data, count) if count <= _MAX_ITEMS else None
+    if flat is None:
+        return Opaque("a value the grader cannot read")
+    items = flat.tolist()
+    return items if tag == "L" else tuple(items)
 
 
 def decode(value: Any, depth: int = 0) -> Any:
@@ -209,11 +240,13 @@ def decode(value: Any, depth: int = 0) -> Any:
 
     Tags: ``["n"]`` None, ``["b", bool]``, ``["i", int]``, ``["f", float]``, ``["s", str]``,
     ``["l", [...]]`` list, ``["t", [...]]`` tuple, ``["d", [[str key, value], ...]]`` dict,
-    ``["a", kind, shape, flat values]`` array,
+    ``["a", kind, shape, bytes]`` array and ``["L" or "T", kind, bytes]`` list or tuple of numbers
+    (``kind`` is ``bool``, ``int`` or ``float``; ``bytes`` the little-endian values, one byte, eight
+    or eight each, in base64),
     ``["axes", xlabel, ylabel, title, [[label, x, y], ...], legend texts or None]``,
     ``["fn"]`` a function (only as a name's value), ``["x", type name]`` anything else.
 
-    >>> decode(["t", [["i", 2], ["f", 0.5]]]), decode(["a", "float", [2], [1, 2]])
+    >>> decode(["t", [["i", 2], ["f", 0.5]]]), decode(["a", "float", [2], "AAAAAAAA8D8AAAAAAAAAQA=="])
     ((2, 0.5), array([1., 2.]))
     >>> decode(["x", "Decimal"]), decode({"__class__": "evil"})
     (<Decimal>, <a value the grader cannot read>)
@@ -247,6 +280,8 @@ def decode(value: Any, depth: int = 0) -> Any:
             return Opaque(_text(item, 80))
     if tag == "a" and len(rest) == 3:
         return _array(*rest)
+    if tag in ("L", "T") and len(rest) == 2:
+        return _listed(tag, *rest)
     if tag == "axes" and len(rest) == 5:
         xlabel, ylabel, title, lines, legend = rest
         if not (isinstance(lines, list) and all(isinstance(line, list) and len(line) == 3 for line in lines)):
@@ -261,7 +296,7 @@ def encode(value: Any, depth: int = 0) -> list[Any]:
     """An argument a check passes to a student's function, as tagged plain data.
 
     >>> encode((3, 2.5, np.arange(2)))
-    ['t', [['i', 3], ['f', 2.5], ['a', 'int', [2], [0, 1]]]]
+    ['t', [['i', 3], ['f', 2.5], ['a', 'int', [2], 'AAAAAAAAAAABAAAAAAAAAA==']]]
     """
     if depth > _MAX_DEPTH:
         raise TypeError("an argument nested too deeply for the grader to send")
@@ -281,7 +316,8 @@ def encode(value: Any, depth: int = 0) -> list[Any]:
         return ["d", [[k, encode(v, depth + 1)] for k, v in value.items()]]
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         kind = {"b": "bool", "i": "int", "u": "int", "f": "float"}[value.dtype.kind]
-        return ["a", kind, list(value.shape), value.ravel().tolist()]
+        data = np.ascontiguousarray(value, dtype=_WIRE[kind]).tobytes()
+        return ["a", kind, list(value.shape), base64.b64encode(data).decode("ascii")]
     raise TypeError(
         f"a check can pass numbers, strings, lists, dicts and arrays to a student's function, not {type(value)}"
     )
@@ -417,8 +453,8 @@ class Judge:
             self._resolve(_read(tree) - _bound(tree) - self._trusted - set(self._builtins))
             self._trusted |= _bound_at_top(tree)
             exec(compile(tree, "<check>", "exec"), self.namespace)  # noqa: S102 - the instructor's check
-        except StudentRaised as err:  # shown as the kernel would show it: the student's own error
-            error = _error(err.ename, err.evalue)
+        except StudentRaised as err:  # shown as the kernel would show it: the student's own error, said to be theirs
+            error = _error(err.ename, err.evalue, f"raised by {err.function} in the student's code")
         except BaseException as err:  # noqa: BLE001 - any failure fails the check; NoAnswer included
             error = _error(type(err).__name__, _text(str(err), 2000))
         printed = self._printed.getvalue()
@@ -468,22 +504,48 @@ class Judge:
         return self._run(source)
 
 
-def _error(ename: str, evalue: str) -> dict[str, Any]:
-    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": [f"{ename}: {evalue}"]}
+def _error(ename: str, evalue: str, *more: str) -> dict[str, Any]:
+    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": [f"{ename}: {evalue}", *more]}
+
+
+def own_message(output: dict[str, Any]) -> str | None:
+    """The message of a check's own failed assertion in an output of a check cell, or None for anything else.
+
+    The judge writes a check's error with the one traceback line ``ename: evalue``; an error the
+    student's code raised inside a check gets a second line naming the function, so its text,
+    whatever it says, is never taken for the check's.
+
+    >>> own_message(_error("AssertionError", "[q1.a.wrong] no"))
+    '[q1.a.wrong] no'
+    >>> own_message(_error("AssertionError", "[q1.a.wrong] no", "raised by f in the student's code")) is None
+    True
+    """
+    if output.get("output_type") != "error" or output.get("ename") != "AssertionError":
+        return None
+    evalue = output.get("evalue")
+    if not isinstance(evalue, str) or output.get("traceback") != [f"AssertionError: {evalue}"]:
+        return None
+    return evalue
 
 
 def parse_reply(text: Any, limit: int) -> Any:
-    """The kernel's reply (the ``text/plain`` of a ``user_expressions`` entry) as parsed JSON, or None.
+    """The kernel's reply (the ``text/plain`` of a ``user_expressions`` entry: a JSON object), or None.
 
-    >>> parse_reply(repr('{"ok": ["i", 1]}'), 1000)
+    A strict, bounded decoder: the text must be a JSON object of at most ``limit`` characters and
+    :data:`_MAX_CONTAINERS` lists and objects (counted before parsing), so what parsing it costs is
+    bounded by what was received; nothing in it is ever evaluated as Python.
+
+    >>> parse_reply('{"ok": ["i", 1]}', 1000)
     {'ok': ['i', 1]}
-    >>> parse_reply("__import__('os')", 1000) is None
-    True
+    >>> parse_reply("__import__('os')", 1000), parse_reply("[" * 500 + "]" * 500, 1000)
+    (None, None)
     """
-    if not isinstance(text, str) or len(text) > limit:
+    if not isinstance(text, str) or len(text) > limit or not text.startswith("{"):
+        return None
+    if text.count("[") + text.count("{") > _MAX_CONTAINERS:
         return None
     try:
-        inner = ast.literal_eval(text)
-        return json.loads(inner) if isinstance(inner, str) else None
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        value = json.loads(text)
+    except (ValueError, RecursionError):
         return None
+    return value if isinstance(value, dict) else None

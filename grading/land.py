@@ -66,6 +66,13 @@ class Landing:
         self._problem(student, notebook, reason, graded=False)
         self.progress.advance(student, notebook, f"not graded: {reason}")
 
+    def leave_out(self, student: str, path: str, reason: str) -> None:
+        """A file of a submission folder that was neither read nor copied: listed, no notebook's score changes."""
+        problem = Problem(student, path, reason, graded=False, file=True)
+        self.regraded.add((student, path))
+        self.summary.problems.append(problem)
+        self.progress.message(problem.line())
+
     def skip(self, student: str, notebook: str) -> None:
         self.progress.advance(student, notebook, "skipped: not a notebook of the assignment")
 

@@ -6,6 +6,12 @@ which restores every locked cell's text from the gradebook. Each sanitized noteb
 a :class:`grading.execute.Task` that carries what a worker needs (the notebook, the
 assignment's shipped files, the instructor's configuration as text).
 
+The one change to nbgrader's steps: a submission folder is read only through
+:func:`grading.submission.read_submission` (no link followed, regular files only, within a
+size cap), and what was read is written to ``autograded/``; nbgrader would copy the folder
+with ``shutil.copy``, which follows links and reads a device file forever. What is left out
+is listed (:class:`LeftOut`), and a notebook left out is not graded.
+
 Example
 -------
 >>> problem = Refused("ada", "q1", "NotJSONError: not JSON")
@@ -16,6 +22,8 @@ Example
 from __future__ import annotations
 
 import datetime
+import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,16 +32,23 @@ from typing import Any
 
 import jsonschema
 import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
 from nbconvert.preprocessors import Preprocessor
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.apps.autogradeapp import AutogradeApp
 from nbgrader.converters import Autograde
+from nbgrader.converters.base import BaseConverter
 from nbgrader.preprocessors import SaveAutoGrades
 from traitlets import Any as AnyTrait
 
 from grading.execute import Task, executors, one_line
 from grading.sandbox import Limits
+from grading.submission import Submission, SubmissionError, read_file, read_submission, remove_links
+
+MAX_CONTAINERS = 1_000_000  # lists and objects of a submitted notebook's JSON (each costs the parser ~100 bytes)
+LISTED = 20  # files of one submission listed one by one as left out; the rest in one line
+MAX_CELLS = 2000  # cells of a submitted notebook
 
 
 class CheckedSchema:
@@ -88,8 +103,33 @@ class SaveAutoGradesOnce(SaveAutoGrades):
         return nb, resources
 
 
-class Grader(Autograde):
-    """nbgrader's Autograde converter, driven one notebook at a time instead of one student at a time."""
+class _ReadSafely(BaseConverter):
+    """Stands between nbgrader's ``Autograde`` and ``BaseConverter`` (see :class:`Grader`'s bases): its
+    ``init_assignment`` replaces ``BaseConverter``'s, which copies the submission's other files with
+    ``shutil.copy``, by writing the files :func:`grading.submission.read_submission` read."""
+
+    submission: Submission | None = None
+
+    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        dest = Path(self._format_dest(assignment_id, student_id))
+        remove_links(dest)  # what an earlier version may have copied there
+        if self.submission is None:
+            raise RuntimeError("the submission was not read before its set-up (Grader.submission)")
+        for rel, data in self.submission.files.items():
+            if rel.endswith(".ipynb"):
+                continue
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            target.write_bytes(data)
+
+
+class Grader(Autograde, _ReadSafely):
+    """nbgrader's Autograde converter, driven one notebook at a time instead of one student at a time.
+
+    ``Autograde.init_assignment`` calls its base class's, which in this class's order of bases is
+    :class:`_ReadSafely`'s: nbgrader's copy of the submission folder never runs.
+    """
 
     executed = AnyTrait(None, allow_none=True)
     executor_positions: set[int] | None = None
@@ -110,6 +150,44 @@ class Grader(Autograde):
             else:
                 self.exporter.register_preprocessor(pp)
 
+    def folder(self, step: str, assignment: str, student: str) -> tuple[Path, list[str]]:
+        """A student's folder of ``step`` (``submitted``...) as the instructor's top folder and the names below it
+        that come from the student and assignment ids (with the default layout: ``submitted``, ``[ada, hw1]``)."""
+        structure = utils.full_split(self.coursedir.directory_structure)
+        own = next(
+            (i for i, part in enumerate(structure) if "{student_id}" in part or "{assignment_id}" in part),
+            len(structure),
+        )
+        names = {"nbgrader_step": step, "student_id": student, "assignment_id": assignment}
+        parts = [part.format(**names) for part in structure]
+        return Path(self.coursedir.root, *parts[:own]), parts[own:]
+
+    def read(self, assignment: str, student: str, notebooks: list[str]) -> Submission:
+        """Read a submission folder, without following links (:func:`grading.submission.read_submission`)."""
+        top, parts = self.folder(self.coursedir.submitted_directory, assignment, student)
+        return read_submission(top, parts, notebooks={Path(nb).name for nb in notebooks}, ignore=self.coursedir.ignore)
+
+    def timestamp(self, dest_path: str) -> datetime.datetime | None:
+        """nbgrader's ``CourseDirectory.get_existing_timestamp``, reading ``timestamp.txt`` without following a link
+        (a link to ``/dev/zero``, or a FIFO, would never end), at most 4 kB; an invalid one is an error of that
+        submission."""
+        path = os.path.normpath(dest_path)
+        for step in (self.coursedir.submitted_directory, self.coursedir.autograded_directory):
+            top = os.path.normpath(self.coursedir.format_path(step, ".", "."))
+            if path.startswith(top + os.sep):
+                data = read_file(Path(top), Path(path).relative_to(top).parts, "timestamp.txt", 4096)
+                break
+        else:
+            raise ValueError(f"not a folder of the course's submissions: {dest_path}")
+        text = (data or b"").decode("utf-8", errors="replace").strip()
+        if not text:
+            return None
+        try:
+            parsed: datetime.datetime = utils.parse_utc(text)
+        except ValueError:
+            raise ValueError(f"Invalid timestamp string in {os.path.join(dest_path, 'timestamp.txt')}") from None
+        return parsed
+
     def ids(self, folder: str) -> tuple[str, str]:
         """Assignment and student ids of a submission folder."""
         regexp = self._format_source("(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
@@ -128,20 +206,39 @@ class Grader(Autograde):
         if self.coursedir.student_id_exclude and student in self.coursedir.student_id_exclude.split(","):
             return []
         outputs = self.outputs(assignment, student, notebooks)
-        new = self.coursedir.get_existing_timestamp(self._format_source(assignment, student))
-        old = self.coursedir.get_existing_timestamp(self._format_dest(assignment, student))
+        try:
+            new = self.coursedir.get_existing_timestamp(self._format_source(assignment, student))
+            old = self.coursedir.get_existing_timestamp(self._format_dest(assignment, student))
+        except ValueError:  # an invalid timestamp: listed when its set-up fails
+            return notebooks
         if self.force or (new is not None and old is not None and new > old):
             for path in outputs.values():
                 path.unlink(missing_ok=True)
             return notebooks
         return [nb for nb in notebooks if not outputs[nb].exists()]
 
-    def sanitize(self, path: str) -> tuple[str, dict[str, Any]]:
-        """Run the sanitizing preprocessors on a submitted notebook; return it as text, not written anywhere."""
+    def sanitize(self, path: str, data: bytes, mtime: float) -> tuple[str, dict[str, Any]]:
+        """Run the sanitizing preprocessors on a submitted notebook, read as ``data`` (modified at ``mtime``), as
+        nbconvert's ``from_filename`` would on ``path``; return it as text, not written anywhere."""
         self._sanitizing = True
         self._init_preprocessors()
         resources = self.init_single_notebook_resources(path)
-        output, _ = self.exporter.from_filename(path, resources=resources)
+        text = data.decode("utf-8")
+        containers = text.count("[") + text.count("{")
+        if containers > MAX_CONTAINERS:  # json would build them all before nbformat could say a word
+            raise ValueError(f"the notebook's JSON holds {containers} lists and objects, more than {MAX_CONTAINERS}")
+        try:
+            cells = json.loads(text).get("cells")
+        except (ValueError, RecursionError, AttributeError):
+            cells = None  # nbformat says what is wrong with it, below
+        if isinstance(cells, list) and len(cells) > MAX_CELLS:  # nbgrader's steps cost about a millisecond a cell
+            raise ValueError(f"the notebook has {len(cells)} cells, more than the {MAX_CELLS} a notebook may have")
+        modified = datetime.datetime.fromtimestamp(mtime, tz=datetime.UTC)
+        resources["metadata"] = ResourcesDict(
+            name=Path(path).stem, path=os.path.dirname(path), modified_date=modified.strftime("%B %-d, %Y")
+        )
+        nb = nbformat.reads(text, as_version=4)
+        output, _ = self.exporter.from_notebook_node(nb, resources=resources)
         return output, resources
 
     def finish(self, sanitized_resources: dict[str, Any], executed: str) -> None:
@@ -181,6 +278,15 @@ class Refused:
 
     student: str
     notebook: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A file of a submission folder that was neither read nor copied (a link, a special file, too large)."""
+
+    student: str
+    path: str
     reason: str
 
 
@@ -261,27 +367,54 @@ def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[str, ...]:
         )
 
 
+def guard(grader: Grader) -> None:
+    """Make nbgrader read every ``timestamp.txt`` through :meth:`Grader.timestamp` (it would follow a link)."""
+    grader.coursedir.get_existing_timestamp = grader.timestamp
+
+
 def tasks(
     grader: Grader, plan: Plan, bwrap: str | None, limits: Limits, warm: bool = True
-) -> Iterator[Planned | Refused | Skipped]:
+) -> Iterator[Planned | Refused | Skipped | LeftOut]:
     """Each notebook of the plan, sanitized and made into a task (its kernel forked from a warm parent when
-    ``warm``), or refused with a one-line reason."""
+    ``warm``), or refused with a one-line reason; and each file of a submission folder that was left out."""
     setups: dict[tuple[str, str], tuple[str, ...]] = {}
     for assignment_id, student, todo in plan.submissions:
         grader.notebooks = todo
+        unread: str | None = None
+        try:
+            submission = grader.read(assignment_id, student, todo)
+        except SubmissionError as err:  # the folder itself is a link, say: nothing of it is read
+            submission, unread = Submission(), str(err)
+        grader.submission = submission
         try:
             grader.run_pre_convert_hook()
-            grader.init_assignment(assignment_id, student)
+            grader.init_assignment(assignment_id, student)  # the student's records, even when nothing was read
         except Exception as err:  # noqa: BLE001 - this student's set-up failed; the others go on
             for path in todo:
                 yield Refused(student, Path(path).stem, f"could not set up the submission ({one_line(err)})")
             continue
+        finally:
+            grader.submission = None
+        if unread is not None:
+            for path in todo:
+                yield Refused(student, Path(path).stem, f"not read: {unread}")
+            continue
+        notebooks = {Path(path).name for path in todo}
+        left_out = [(rel, why) for rel, why in submission.left_out.items() if rel not in notebooks]
+        for rel, why in left_out[:LISTED]:
+            yield LeftOut(student, rel, f"left out, neither read nor copied to autograded/: {why}")
+        if len(left_out) > LISTED:
+            more = f"{len(left_out) - LISTED} more files"
+            yield LeftOut(student, more, "left out, neither read nor copied to autograded/ (not listed one by one)")
         for path in sorted(set(todo) - set(grader.notebooks)):  # nbgrader skips notebooks it does not know
             yield Skipped(student, Path(path).stem)
         for path in grader.notebooks:
-            notebook = Path(path).stem
+            notebook, name = Path(path).stem, Path(path).name
+            if name not in submission.files:
+                yield Refused(student, notebook, f"not read: {submission.left_out.get(name, 'not found')}")
+                continue
             try:
-                text, resources = grader.sanitize(path)
+                text, resources = grader.sanitize(path, submission.files[name], submission.mtimes[name])
             except Exception as err:  # noqa: BLE001 - e.g. a file that is not a notebook
                 yield Refused(student, notebook, one_line(err))
                 continue

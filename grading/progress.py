@@ -16,6 +16,8 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from grading.problems import printable
+
 
 class Progress:
     """Notebooks done out of the total, with an estimated time left on a terminal."""
@@ -30,6 +32,7 @@ class Progress:
     def advance(self, student: str, notebook: str, note: str) -> None:
         """Count one notebook as finished (graded or not)."""
         self.done += 1
+        student, notebook, note = printable(student), printable(notebook), printable(note)
         if self.bar is not None:
             self.bar.set_postfix_str(f"{student} / {notebook}", refresh=False)
             self.bar.update(1)
@@ -38,6 +41,7 @@ class Progress:
 
     def message(self, text: str) -> None:
         """A line that does not break the bar."""
+        text = printable(text, limit=2000)
         if self.bar is not None:
             self.bar.write(text, file=self.stream)
         else:

@@ -1,8 +1,11 @@
 """The class report: score distribution per question and part, misconceptions, notebooks not graded.
 
-Scores come from the gradebook; misconceptions from the error outputs of the autograded
-notebooks (an error whose message starts with ``[<id>]``, the ids listed in the assignment's
-``feedback.csv`` catalogue); the problem list from the last ``python -m grading autograde``.
+Scores come from the gradebook; misconceptions from the autograded notebooks: the checks' own
+failed assertions, in the instructor's locked test cells, whose message starts with ``[<id>]``
+(the ids listed in the assignment's ``feedback.csv`` catalogue). Nothing a student's own cells
+print or raise counts, nor an error the student's code raised inside a check
+(:func:`grading.judge.own_message`). The problem list comes from the last
+``python -m grading autograde``.
 
 Example
 -------
@@ -30,6 +33,8 @@ from nbgrader.apps.baseapp import NbGrader
 from tabulate import tabulate
 
 from grading import problems as problem_list
+from grading.execute import cell_role
+from grading.judge import own_message
 from grading.problems import Problem
 
 ID = re.compile(r"^\[([A-Za-z0-9_.-]+)\]")
@@ -41,6 +46,26 @@ def misconception_ids(evalue: str) -> list[str]:
     """The misconception id an error message starts with, as a list of zero or one id."""
     match = ID.match(evalue.strip())
     return [match.group(1)] if match else []
+
+
+def check_messages(nb: nbformat.NotebookNode) -> set[str]:
+    """The misconception ids of an autograded notebook: of the checks' own messages only (see the module).
+
+    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
+    >>> failed = new_output("error", ename="AssertionError", evalue="[q1.x] no", traceback=["AssertionError: [q1.x] no"])
+    >>> check = new_code_cell(outputs=[failed], metadata={"nbgrader": {"grade_id": "t", "grade": True, "locked": True}})
+    >>> check_messages(new_notebook(cells=[check, new_code_cell(outputs=[failed])]))
+    {'q1.x'}
+    """
+    found: set[str] = set()
+    for cell in nb.cells:
+        if cell_role(cell) != "check":
+            continue
+        for output in cell.get("outputs", []):
+            message = own_message(output)
+            if message is not None:
+                found.update(misconception_ids(message))
+    return found
 
 
 @dataclass
@@ -72,7 +97,7 @@ def gather(root: Path, assignment: str, db_url: str, course_id: str, source: Pat
     lost = {
         (p.student, p.notebook)
         for p in problem_list.load(problem_list.problems_path(autograded, assignment))
-        if not p.graded
+        if not p.graded and not p.file
     }
     results = ClassResults(students=[])
     with Gradebook(db_url, course_id) as gb:
@@ -88,12 +113,8 @@ def gather(root: Path, assignment: str, db_url: str, course_id: str, source: Pat
     for student in results.students:
         for path in sorted((autograded / student / assignment).glob("*.ipynb")):
             results.graded[path.stem].add(student)
-            nb = nbformat.read(path, as_version=4)
-            for cell in nb.cells:
-                for output in cell.get("outputs", []):
-                    if output.get("output_type") == "error":
-                        for mid in misconception_ids(output.get("evalue", "")):
-                            results.hits[mid].add(student)
+            for mid in check_messages(nbformat.read(path, as_version=4)):
+                results.hits[mid].add(student)
     results.catalogue = read_catalogue(source / "feedback.csv")
     results.problems = problem_list.load(problem_list.problems_path(autograded, assignment))
     return results
@@ -219,7 +240,8 @@ def report(assignment: str, out: Path | None = None) -> int:
     scores = score_rows(results)
     misconceptions = misconception_rows(results)
     problems = [
-        {"student": p.student, "notebook": p.notebook, "graded": p.graded, "reason": p.reason} for p in results.problems
+        {"student": p.student, "notebook": p.notebook, "graded": p.graded or p.file, "reason": p.reason}
+        for p in results.problems
     ]
     _write_csv(out / "scores.csv", scores, ["question", "part", "max_points", "score", "students"])
     _write_csv(out / "misconceptions.csv", misconceptions, ["id", "question", "part", "students", "of", "message"])

@@ -69,13 +69,15 @@ longer makes ``ipc/`` itself::
         room.watch(self.provisioner.pid)                 # the bwrap process; again for a restarted kernel
         # stopping a notebook (wall time, output): room.kill() beside killing the kernel's pid
         nb, resources = pp(nb, resources)
-        limit = room.reason or pp.grading_limit or over_limit(nb, task.limits, pp.grading_exit_status)
+        limit = room.reason or pp.grading_limit            # the room's evidence, or --output/--data/--wall
         if limit is not None:
             outcome.error = f"the notebook {limit}"      # "the notebook went over the memory limit (2G, --memory)"
 
 ``room.reason`` is read after the notebook has run and before the room is left (it looks
 at the counters once more, so an OOM kill that ended the kernel is not missed); it is the
-limit the room hit first, and wins over what the notebook's own errors suggest.
+limit the room hit first. It is the only evidence that a limit of the room was hit: an error
+in a cell (a ``MemoryError``, say, for one allocation the process's own limit refused) is
+that cell's error, as it would be under nbgrader.
 
 Example
 -------
@@ -145,7 +147,7 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def limit_reason(name: str, limits: Limits) -> str:
-    """The one-line reason for going over a limit, worded as :func:`grading.execute.over_limit` words it.
+    """The one-line reason for going over a limit.
 
     >>> limit_reason("memory", Limits())
     'went over the memory limit (2G, --memory)'

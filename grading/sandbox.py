@@ -13,7 +13,7 @@ only what the kernel and its children do: address space (``memory``), CPU second
 (``file_size``). Processes are only counted for a user that is not root, so a grader
 running as root starts each kernel as a user id of its own (``uid_for_task``); a grader
 running as a normal user gives each kernel a user namespace of its own, in which the count
-starts from zero. ``output`` and ``wall`` are enforced by the grader (:mod:`grading.execute`).
+starts from zero. ``output``, ``data`` and ``wall`` are enforced by the grader (:mod:`grading.execute`).
 
 Example
 -------
@@ -78,6 +78,9 @@ def shown(size: int) -> str:
     return str(size)
 
 
+_SIZES = {"memory", "file_size", "output", "data"}
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one notebook may use. Sizes in bytes, times in seconds."""
@@ -87,6 +90,7 @@ class Limits:
     procs: int = 256
     file_size: int = 64 << 20
     output: int = 16 << 20
+    data: int = 64 << 20  # what the kernel sends the judge (its replies), all of a notebook's checks together
     wall: int = 600
 
     @classmethod
@@ -97,7 +101,7 @@ class Limits:
             text = given.get(f.name)
             if text is None:
                 continue
-            value = sizes(str(text)) if f.name in {"memory", "file_size", "output"} else int(str(text))
+            value = sizes(str(text)) if f.name in _SIZES else int(str(text))
             if value < 1:
                 raise ValueError(f"--{f.name.replace('_', '-')} must be at least 1, got {text}")
             values[f.name] = value
@@ -316,4 +320,4 @@ def describe(limits: Limits) -> dict[str, str]:
     >>> describe(Limits())["memory"]
     '2G'
     """
-    return {k: (shown(v) if k in {"memory", "file_size", "output"} else str(v)) for k, v in asdict(limits).items()}
+    return {k: (shown(v) if k in _SIZES else str(v)) for k, v in asdict(limits).items()}

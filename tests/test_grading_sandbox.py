@@ -3,17 +3,25 @@
 Honest students are graded beside students whose one Q2 notebook attacks the grader from an
 answer cell: reading the answers, deleting the class's submissions, overwriting the gradebook,
 reaching other kernels and the grader's ports, forking, allocating, writing and printing until
-stopped, spying on the code that calls its functions, and rigging the checks in every way a reader of
-the grader's code might try. Every attack caps itself (a few hundred
-processes, 8 GB, 1 GB written, 100 MB printed), so a broken sandbox cannot take the machine down.
+stopped, flooding the grader with messages of no cell or replies it cannot read, spying on the code
+that calls its functions, and rigging the checks in every way a reader of the grader's code might
+try. Others attack with their folder: a notebook or the whole folder linking to the solutions, extra
+files linking to the gradebook, ``/etc/shadow`` and ``/dev/zero``, a FIFO, a device file; and one
+plants catalogue ids for the class report. Honest work that once lost points is graded beside them:
+a figure of 250,000 points a curve and an allocation NumPy refuses. Every attack caps itself (a few
+hundred processes, 8 GB, 1 GB written, 100 MB printed), so a broken sandbox cannot take the machine
+down.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
+import os
 import socket
 import sqlite3
+import stat
 from pathlib import Path
 
 import nbformat
@@ -40,7 +48,7 @@ from grading.execute import Task, execute
 from grading.room import best_mode
 from grading.sandbox import Limits, command, default_bwrap
 
-Q2 = NOTEBOOKS[1]
+Q2, Q3 = NOTEBOOKS[1], NOTEBOOKS[2]
 HONEST = ["reference", "mix_a"]
 ANSWER = "q2_a_answer"
 
@@ -149,6 +157,26 @@ def bytes_loaded(B, D, F):
         print("SPY", {k: repr(v)[:2000] for k, v in info.frame.f_locals.items()})
     return _answer(B, D, F)
 """,
+    # sends 48 MB of output with the parent of no cell, from the first call at a hidden shape: while the judge waits
+    # for the answer, when no cell of the notebook is running
+    "floods_iopub": """
+_honest_bytes_loaded, _flooded = bytes_loaded, []
+def bytes_loaded(B, D, F):
+    if (B, D, F) != (4, 3, 5) and not _flooded:
+        _flooded.append(1)
+        kernel = get_ipython().kernel
+        for _ in range(48):
+            kernel.session.send(kernel.iopub_socket, "stream", {"name": "stdout", "text": "x" * (1 << 20)},
+                                parent={"msg_id": "no-cell-of-the-notebook", "msg_type": "execute_request"})
+    return _honest_bytes_loaded(B, D, F)
+""",
+    # answers every request of the grader with 15 MB it cannot read (5 checks: 75 MB)
+    "bombs_replies": """
+import sys, types
+_fake = types.ModuleType("roofline_grader")
+_fake.answer = lambda request, namespace: "y" * 15_000_000
+sys.modules["roofline_grader"] = _fake
+""",
     # the control: mix_b's wrong answer to (a), nothing else
     "wrong_plain": MISTAKES["mix_b"][Q2]["q2_a_answer"],
 }
@@ -164,20 +192,122 @@ FORGED = {
 ATTACKS.update({name: MISTAKES["mix_b"][Q2]["q2_a_answer"] + "\n\n" + code + "\n" for name, code in FORGED.items()})
 # Students whose notebook is not graded, and a word of the reason listed for it.
 REFUSED = {
+    "escapes": "nbformat",
     "forks": "processes",
-    "allocates": "memory",
     "writes": "file size",
     "prints": "output",
     "forks_memory": "memory",
     "fills_folders": "file size",
+    "floods_iopub": "output",
+    "bombs_replies": "data",
+    "links_solution": "symbolic link",
+    "many_cells": "more than the 2000 a notebook may have",
 }
+# "allocates" is not among them: each of its allocations is refused (a clean MemoryError, the sandbox's limit on one
+# process), its notebook stays within the room's --memory and is graded as nbgrader grades it.
+
+# Q3 (c) drawn with 250,000 points a curve: every part right, as nbgrader finds it
+DENSE_PLOT = ("batch_sizes = np.arange(1, 512)", "batch_sizes = np.linspace(1, 511, 250_000)")
+# an exploratory cell whose allocation NumPy refuses at once, on any machine (a MemoryError subclass)
+EXPLORES = "import numpy as np\nexploration = np.zeros((10**6, 10**6), dtype=np.int8)"
+# catalogue ids of questions no student of this class gets wrong: raised by the student's own cell, and by the
+# student's function inside a check (it fails that check, as it should, but the message is the student's)
+PLANTED = ("q3.a.wrong", "q3.a.shape")
+MISLEADS = (
+    "\n\n_honest_bytes_written = bytes_written\n"
+    "def bytes_written(B, D, F):\n"
+    "    if (B, D, F) != (4, 3, 5):\n"
+    f"        raise AssertionError('[{PLANTED[1]}] planted by the student')\n"
+    "    return _honest_bytes_written(B, D, F)\n"
+)
+# valid JSON, and a notebook version that nbformat quotes as it is in its error
+ESCAPES_NOTEBOOK = r'{"nbformat": "\u001b[2J\u001b]0;graded 10 of 10\u0007", "cells": []}'
+# extra files of "links_extras" (an honest Q2), none of which may be read or copied, and the one that is
+LEFT_OUT = ["etc", "grades.db", "notes.html", "pipe", "shadow", "timestamp.txt", "zero.bin"]
 LIMITS = ["--procs", "256", "--memory", "2G", "--file-size", "64M", "--output", "16M", "--wall", "120"]
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("*") if p.is_file()
-    }
+    """Every entry below ``folder``, never following a link: a regular file's digest, a link's target, a kind."""
+    found = {}
+    for here, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = Path(here, name)
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                found[str(path.relative_to(folder))] = "link to " + os.readlink(path)
+            elif stat.S_ISREG(mode):
+                found[str(path.relative_to(folder))] = hashlib.sha256(path.read_bytes()).hexdigest()
+            elif not stat.S_ISDIR(mode):
+                found[str(path.relative_to(folder))] = f"special {stat.S_IFMT(mode)}"
+    return found
+
+
+def _submission(course: Path, student: str, notebook: nbformat.NotebookNode | None = None, name: str = Q2) -> Path:
+    """A student's folder with the shipped files and, if given, one notebook; its path."""
+    release = ROOT / "exercises" / ASSIGNMENT
+    folder = course / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    for shipped in ("feedback.py", "feedback.csv"):
+        (folder / shipped).write_bytes((release / shipped).read_bytes())
+    if notebook is not None:
+        (folder / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    return folder
+
+
+def _reference_of(name: str) -> nbformat.NotebookNode:
+    release = ROOT / "exercises" / ASSIGNMENT
+    return _reference(read(release / f"{name}.ipynb"), read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb"))
+
+
+def _hostile_folders(course: Path) -> list[str]:
+    """The students whose folder attacks, and the honest work that once lost points."""
+    # a Q2 that is a link to the solution notebook, and a whole folder that is a link to the solutions
+    folder = _submission(course, "links_solution")
+    (folder / f"{Q2}.ipynb").symlink_to(course / "solutions" / ASSIGNMENT / f"{Q2}.ipynb")
+    (course / "submitted" / "links_folder").mkdir()
+    (course / "submitted" / "links_folder" / ASSIGNMENT).symlink_to(course / "solutions" / ASSIGNMENT)
+    # an honest Q2 beside extra files that are links, special files and one honest extra file
+    folder = _submission(course, "links_extras", _reference_of(Q2))
+    (folder / "notes.html").symlink_to(course / "solutions" / ASSIGNMENT / f"{Q2}.ipynb")
+    (folder / "grades.db").symlink_to(course / "gradebook.db")
+    (folder / "shadow").symlink_to("/etc/shadow")
+    (folder / "zero.bin").symlink_to("/dev/zero")
+    (folder / "timestamp.txt").symlink_to("/dev/zero")
+    (folder / "etc").symlink_to("/etc")
+    os.mkfifo(folder / "pipe")
+    if os.geteuid() == 0:  # as an unpacked archive can hold: a device file that reads as /dev/zero
+        os.mknod(folder / "zero", stat.S_IFCHR | 0o644, os.makedev(1, 5))
+    (folder / "data").mkdir()
+    (folder / "data" / "points.csv").write_text("B,seconds\n1,0.5\n", encoding="utf-8")
+    # honest work: a dense figure, an exploratory cell NumPy refuses
+    nb = _reference_of(Q3)
+    cell = cell_by_id(nb, "q3_c_answer")
+    cell.source = cell.source.replace(*DENSE_PLOT)
+    _submission(course, "dense_plot", nb, name=Q3)
+    nb = _reference_of(Q2)
+    nb.cells.insert(nb.cells.index(cell_by_id(nb, ANSWER)) + 1, nbformat.v4.new_code_cell(EXPLORES))
+    _submission(course, "explores", nb)
+    # a Q2 whose reason for being refused would carry terminal escapes (clear the screen, retitle the window), and
+    # files named with them (once listed, they would be printed on the instructor's terminal), more than are listed
+    folder = _submission(course, "escapes")
+    (folder / f"{Q2}.ipynb").write_text(ESCAPES_NOTEBOOK, encoding="utf-8")
+    for n in range(30):
+        (folder / f"\x1b[31mred{n:02d}").symlink_to("/etc/hostname")
+    # a Q2 of 3000 cells, each a test cell the gradebook does not know (nbgrader looks each up: a millisecond a cell)
+    nb = _reference_of(Q2)
+    for n in range(3000):
+        cell = nbformat.v4.new_code_cell("")
+        cell.metadata["nbgrader"] = {"grade": True, "grade_id": f"fake{n}", "locked": True, "solution": False}
+        cell.metadata["nbgrader"].update(points=1, schema_version=3)
+        nb.cells.append(cell)
+    _submission(course, "many_cells", nb)
+    # planted catalogue ids: the student's own cell, and the student's function inside a check
+    nb = _reference_of(Q2)
+    cell_by_id(nb, "q2_b_answer").source += MISLEADS
+    nb.cells.append(nbformat.v4.new_code_cell(f"raise AssertionError('[{PLANTED[0]}] planted by the student')"))
+    _submission(course, "misleads_report", nb)
+    return sorted([*LEFT_OUT, "zero"] if os.geteuid() == 0 else LEFT_OUT)
 
 
 def _outputs(path: Path) -> str:
@@ -203,8 +333,9 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         code = attack.replace("{course}", str(course)).replace("{port}", str(port))
         cell.source = code if attack.startswith("def ") else cell.source + "\n" + code
         (folder / f"{Q2}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    left_out = _hostile_folders(course)
     before = _digest(course / "submitted")
-    run = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", "30", *LIMITS, timeout=300)
+    run = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", "30", *LIMITS, timeout=420)
     try:
         connection, _ = listener.accept()
         connection.close()
@@ -213,6 +344,8 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         called = False
     listener.close()
     listed = json.loads((course / "autograded" / f"grading-{ASSIGNMENT}.json").read_text())["problems"]
+    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
+    report = grading_command(course, "report", ASSIGNMENT)
     return {
         "course": course,
         "run": run,
@@ -221,6 +354,9 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         "scores": gradebook_scores(course),
         "problems": {(p["student"], p["notebook"]): p for p in listed},
         "called": called,
+        "left_out": left_out,
+        "feedback": feedback,
+        "report": report,
     }
 
 
@@ -301,18 +437,102 @@ def test_no_hidden_test_reaches_an_answer_or_the_feedback(graded: dict) -> None:
         assert not [line for line in hidden if line in text], path
     # what a function prints while the grader calls it goes nowhere: the spy's lines reach no output
     assert "SPY" not in _outputs(course / "autograded" / "spies_on_checks" / ASSIGNMENT / f"{Q2}.ipynb")
-    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
-    assert feedback.returncode == 0, feedback.stderr[-3000:]
+    assert graded["feedback"].returncode == 0, graded["feedback"].stderr[-3000:]
     pages = list((course / "feedback").rglob("*.html"))
-    assert len(pages) == len(HONEST) * len(NOTEBOOKS) + len(ATTACKS) - len(REFUSED)
+    graded_notebooks = list((course / "autograded").glob(f"*/{ASSIGNMENT}/*.ipynb"))
+    # two honest students' six notebooks, one Q2 per attack not refused, and Q2 or Q3 of each student of the folders
+    expected = len(HONEST) * len(NOTEBOOKS) + len(set(ATTACKS) - set(REFUSED)) + 4
+    assert len(pages) == len(graded_notebooks) == expected, sorted(str(p) for p in pages)
     for page in pages:
         text = page.read_text(encoding="utf-8")
         assert "HIDDEN TESTS" not in text and "hidden_shapes" not in text, page
 
 
-def test_the_run_lists_only_the_refused_notebooks(graded: dict) -> None:
+def test_the_run_lists_only_the_refused_notebooks_and_the_files_left_out(graded: dict) -> None:
     assert graded["run"].returncode == 1, _log(graded)
-    assert set(graded["problems"]) == {(student, Q2) for student in REFUSED}, graded["problems"]
+    expected = {(student, Q2) for student in REFUSED}
+    expected |= {("links_folder", name) for name in NOTEBOOKS}  # a folder that is a link: none of it is read
+    expected |= {("links_extras", name) for name in graded["left_out"]}
+    expected |= {("escapes", f"\\x1b[31mred{n:02d}") for n in range(20)} | {("escapes", "10 more files")}
+    assert set(graded["problems"]) == expected, sorted(graded["problems"])
+
+
+def test_nothing_a_student_names_or_writes_reaches_the_terminal_as_a_control_character(graded: dict) -> None:
+    """A reason can quote a submission, and a file's name is the student's: both are printed with escapes."""
+    for text in (graded["run"].stdout, graded["run"].stderr, graded["report"].stdout):
+        assert "\x1b" not in text and "\x07" not in text, [line for line in text.splitlines() if "\x1b" in line]
+    assert "\\x1b[2J" in graded["problems"][("escapes", Q2)]["reason"]
+
+
+@pytest.mark.parametrize(("student", "name"), [("dense_plot", Q3), ("explores", Q2), ("links_extras", Q2)])
+def test_honest_work_scores_what_nbgrader_gives(graded: dict, student: str, name: str) -> None:
+    """A figure of 250,000 points a curve is judged (its Axes is 16 MB of data, within --data); an exploratory
+    cell whose allocation NumPy refuses is an error in that cell only, not the room's memory limit; and an honest
+    Q2 beside extra files that are links and special files is graded as if they were not there."""
+    cells = graded["scores"][student][name]
+    assert all(score == top for score, top in cells.values()), (cells, _log(graded))
+    assert (student, name) not in graded["problems"], graded["problems"][(student, name)]
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    """Every entry below a folder of the grader's (never following a link), by relative path: its kind."""
+    kinds = {stat.S_IFREG: "file", stat.S_IFDIR: "folder"}
+    return {
+        str(Path(here, name).relative_to(folder)): kinds.get(stat.S_IFMT(Path(here, name).lstat().st_mode), "other")
+        for here, dirs, files in os.walk(folder)
+        for name in dirs + files
+    }
+
+
+def test_links_and_special_files_never_reach_the_graders_copies(graded: dict) -> None:
+    """A submission is read without following links: neither the solutions, the gradebook, /etc/shadow nor
+    /dev/zero reaches autograded/ or feedback/ (which goes back to the student), and the run ends."""
+    course = graded["course"]
+    secrets = [(course / "gradebook.db").read_bytes()[:16]]  # SQLite's header
+    if os.access("/etc/shadow", os.R_OK):
+        secrets.append(Path("/etc/shadow").read_bytes()[:64])
+    solution = (course / "solutions" / ASSIGNMENT / f"{Q2}.ipynb").read_bytes()
+    for top in ("autograded", "feedback"):
+        tree = _tree(course / top)
+        assert set(tree.values()) <= {"file", "folder"}, {k: v for k, v in tree.items() if v == "other"}
+        for rel, kind in tree.items():
+            if kind == "file":
+                data = (course / top / rel).read_bytes()
+                assert not any(secret in data for secret in secrets) and data != solution, rel
+        copied = {rel for rel, kind in tree.items() if rel.startswith(f"links_extras/{ASSIGNMENT}/")}
+        prefix = f"links_extras/{ASSIGNMENT}"
+        assert {f"{prefix}/{name}" for name in ("feedback.py", "feedback.csv", "data", "data/points.csv")} <= copied
+        assert not {f"{prefix}/{name}" for name in graded["left_out"]} & copied, copied
+    for name in graded["left_out"]:
+        reason = graded["problems"][("links_extras", name)]["reason"]
+        assert "left out" in reason and "\n" not in reason, reason
+    assert "symbolic link" in graded["problems"][("links_extras", "notes.html")]["reason"]
+    assert "FIFO" in graded["problems"][("links_extras", "pipe")]["reason"]
+
+
+def test_a_notebook_or_folder_that_is_a_link_is_not_read(graded: dict) -> None:
+    """The solutions linked as a notebook, or as the whole folder, score nothing (nbgrader would give full marks)."""
+    assert all(score == 0 for score, _ in graded["scores"]["links_solution"][Q2].values())
+    for name in NOTEBOOKS:
+        problem = graded["problems"][("links_folder", name)]
+        assert not problem["graded"] and "symbolic link" in problem["reason"], problem
+        cells = graded["scores"].get("links_folder", {}).get(name, {})
+        assert all(score == 0 for score, _ in cells.values()), cells
+    assert not (graded["course"] / "autograded" / "links_folder" / ASSIGNMENT / f"{Q2}.ipynb").exists()
+
+
+def test_the_class_report_counts_only_the_checks_own_messages(graded: dict) -> None:
+    """Ids a student raises in a cell of their own, or from a function a check calls, are not the checks' messages."""
+    assert graded["report"].returncode == 0, graded["report"].stdout[-2000:] + graded["report"].stderr[-2000:]
+    path = graded["course"] / "reports" / ASSIGNMENT / "misconceptions.csv"
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = {row["id"]: row for row in csv.DictReader(fh)}
+    for planted in PLANTED:
+        assert rows[planted]["students"] == "0", rows[planted]
+    # the checks' own messages are still counted: the control's wrong (a) is one of them
+    assert any(mid.startswith("q2.a") and int(row["students"]) > 0 for mid, row in rows.items()), rows
+    # the planted function fails its check, as it should
+    assert graded["scores"]["misleads_report"][Q2]["q2_b_test"][0] == 0
 
 
 def test_without_a_sandbox_the_command_refuses_unless_unsafe(graded: dict) -> None:

@@ -23,13 +23,14 @@ import grading.land
 import grading.plan
 import grading.problems
 import grading.progress
+import grading.relay
 import grading.report
 import grading.room
 import grading.sample
 import grading.sandbox
+import grading.submission
 from grading.cli import main
 from grading.cluster import _Call
-from grading.execute import over_limit
 from grading.problems import Problem, load, merge, problems_path, save
 from grading.progress import Progress
 from grading.report import ClassResults, misconception_rows, score_rows
@@ -49,11 +50,20 @@ from grading.sandbox import Limits, command, sizes
         grading.judge,
         grading.land,
         grading.plan,
+        grading.relay,
+        grading.submission,
     ],
 )
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_problem_is_printable_whatever_the_student_named_or_wrote() -> None:
+    problem = Problem("ada", "\x1b[31mred", "NBFormatError: Unsupported nbformat version \x1b[2J\x07", graded=False)
+    assert problem.line() == "ada / \\x1b[31mred: not graded: NBFormatError: Unsupported nbformat version \\x1b[2J\\x07"
+    assert Problem("ada", "notes.html", "left out", graded=False, file=True).line() == "ada / notes.html: left out"
+    assert len(Problem("ada", "q1", "x" * 10_000, graded=True).reason) == 500
 
 
 def test_problem_list_round_trip_and_merge(tmp_path: Path) -> None:
@@ -168,23 +178,217 @@ def test_sandbox_binds_nothing_of_the_course(tmp_path: Path) -> None:
     assert {"ROOFLINE_LANG", "MPLBACKEND"} <= passed and "SECRET_TOKEN" not in passed
 
 
-def _notebook(ename: str, evalue: str) -> object:
-    from nbformat.v4 import new_code_cell, new_notebook, new_output
+def test_a_reply_is_read_by_a_strict_decoder_whose_cost_is_bounded_by_its_length() -> None:
+    """A reply is JSON, never Python: a list literal (which ``ast.literal_eval`` turned into a syntax tree of
+    hundreds of bytes per item) is refused before any parsing, and so is a reply of too many lists."""
+    import tracemalloc
 
-    cell = new_code_cell(outputs=[new_output("error", ename=ename, evalue=evalue, traceback=[])])
-    return new_notebook(cells=[cell])
+    from grading.judge import parse_reply
+
+    bomb = "[" + "0," * 500_000 + "0]"  # 1 MB
+    nested = '{"ok": ["l", [' + ",".join(["[]"] * 1_100_000) + "]]}"  # 3.3 MB, 1.1 million lists
+    tracemalloc.start()
+    try:
+        assert parse_reply(bomb, 16 << 20) is None
+        assert parse_reply(repr(bomb), 16 << 20) is None
+        assert parse_reply(nested, 16 << 20) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"parsing refused replies took {peak >> 20} MB"
+    assert parse_reply('{"ok": ["a", "float", [1], "AAAAAAAA8D8="]}', 100) == {
+        "ok": ["a", "float", [1], "AAAAAAAA8D8="]
+    }
+    assert parse_reply('{"ok": ["i", 1]}', 10) is None  # longer than its limit
 
 
-def test_limits_are_told_apart_from_ordinary_errors() -> None:
-    limits = Limits(cpu=7, procs=9, file_size=1 << 20)
-    assert over_limit(_notebook("AssertionError", "[q1.a.wrong] no"), limits, None) is None
-    assert over_limit(_notebook("ValueError", "bad"), limits, 1) is None
-    assert "CPU time limit (7, --cpu)" in str(over_limit(_notebook("ValueError", "x"), limits, 128 + 24))
-    assert "file size limit (1M" in str(over_limit(_notebook("OSError", "[Errno 27] File too large"), limits, None))
-    assert "file size" in str(over_limit(_notebook("OSError", "[Errno 28] No space left on device"), limits, None))
-    blocked = _notebook("BlockingIOError", "[Errno 11] Resource temporarily unavailable")
-    assert "processes limit (9, --procs)" in str(over_limit(blocked, limits, None))
-    assert "memory" in str(over_limit(_notebook("_ArrayMemoryError", "Unable to allocate 8 GiB"), limits, None))
+def test_what_a_reply_costs_to_parse_is_what_it_weighs() -> None:
+    """Parsed, a list of numbers takes some 40 bytes a number, ten times its text: the judge's meter weighs each
+    comma, so 64M of replies cannot become 640 MB in the grader; base64 bytes (how values travel) weigh as they are."""
+    honest = grading.relay.Meter(0, lambda: None, grading.relay.DATA)
+    honest.add(b'{"ok": ["a", "float", [3], "AAAAAAAA8D8AAAAAAAAAQAAAAAAAAAhA"]}')
+    assert honest.count < 2 * 61 + 4 * 64 + 4 * 32  # 61 bytes, two objects and lists, four commas
+    numbers = b'{"ok": [' + b"1.5," * 100_000 + b"1.5]}"
+    tripped: list[bool] = []
+    meter = grading.relay.Meter(1 << 20, lambda: tripped.append(True), grading.relay.DATA)
+    assert not meter.add(numbers) and tripped == [True]  # 400 kB of text weighs 3.6 MB
+    assert meter.count >= 32 * 100_000
+
+
+def _relay_pair(tmp_path: Path, limit: int) -> tuple:
+    """A ZeroMQ PUB socket standing for a kernel's IOPub, a relay before it, and a SUB socket of the grader's."""
+    import zmq
+
+    kernel, tripped = str(tmp_path / "kernel"), []
+    meter = grading.relay.Meter(limit, lambda: tripped.append(True))
+    relay = grading.relay.Relay(tmp_path / "relay", kernel, {"out": meter})
+    relay.listen([1])
+    context = zmq.Context()
+    pub = context.socket(zmq.PUB)
+    pub.bind(f"ipc://{kernel}-1")
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    sub.connect(f"ipc://{relay.prefix('out')}-1")
+    return context, pub, sub, relay, meter, tripped
+
+
+def _subscribed(pub: object, sub: object) -> None:
+    """Wait until the subscription has reached the publisher (a PUB socket drops what no one subscribed to)."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pub.send(b"ping")  # type: ignore[attr-defined]
+        if sub.poll(100):  # type: ignore[attr-defined]
+            while sub.poll(100):  # type: ignore[attr-defined]
+                sub.recv_multipart()  # type: ignore[attr-defined]
+            return
+    raise AssertionError("the subscriber never connected through the relay")
+
+
+def test_the_relay_counts_what_a_kernel_sends_before_zeromq_takes_it_in(tmp_path: Path) -> None:
+    """ZeroMQ takes in every part of a message before anyone can look at it: one message of 40 parts of 1 MB (each
+    part under any per-part limit) reached the grader whole. Through the relay, the grader's side takes in no more
+    than the limit: the meter trips, the notebook is stopped, and the message never arrives."""
+    context, pub, sub, relay, meter, tripped = _relay_pair(tmp_path, 8 << 20)
+    try:
+        _subscribed(pub, sub)
+        part = b"x" * (1 << 20)
+        for _ in range(40):
+            pub.send(part, copy=False, flags=2)  # zmq.SNDMORE
+        pub.send(b"end")
+        assert not sub.poll(3000), "the 40 MB message reached the grader"
+        assert tripped == [True]
+        assert meter.count <= (8 << 20) + grading.relay.BUFFER + 2 * grading.relay.CHUNK
+    finally:
+        relay.close()
+        context.destroy(linger=0)
+
+
+def test_the_relay_passes_an_honest_conversation_and_weighs_json(tmp_path: Path) -> None:
+    context, pub, sub, relay, meter, tripped = _relay_pair(tmp_path, 1 << 20)
+    try:
+        _subscribed(pub, sub)
+        before = meter.count
+        pub.send_multipart([b"header", b'{"a": [1, 2]}'])
+        assert sub.poll(5000) and sub.recv_multipart() == [b"header", b'{"a": [1, 2]}']
+        assert not tripped
+        # 6 bytes of header, 13 of content, each frame's flags and length (4); a "{" and a "[" weigh 256 each
+        assert meter.count - before == 6 + 13 + 4 + 2 * 255
+    finally:
+        relay.close()
+        context.destroy(linger=0)
+    assert not (tmp_path / "relay").exists()
+
+
+def _folder(tmp_path: Path) -> Path:
+    """submitted/eve/hw1 holding a notebook, an honest extra file in a folder, and everything that must not be read."""
+    folder = tmp_path / "submitted" / "eve" / "hw1"
+    (folder / "data").mkdir(parents=True)
+    (folder / "q1.ipynb").write_text("{}")
+    (folder / "data" / "points.csv").write_text("1,2\n")
+    (folder / "q2.ipynb").symlink_to(tmp_path / "solution.ipynb")
+    (tmp_path / "solution.ipynb").write_text('{"the": "answers"}')
+    (folder / "shadow").symlink_to("/etc/shadow")
+    (folder / "zero.bin").symlink_to("/dev/zero")
+    (folder / "etc").symlink_to("/etc")
+    os.mkfifo(folder / "pipe")
+    with (folder / "huge.bin").open("wb") as fh:  # sparse: no disk used
+        fh.truncate(grading.submission.MAX_FILE + 1)
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "x.pyc").write_bytes(b"ignored")
+    (folder / "q3.ipynb").mkdir()  # a folder where a notebook should be: nbgrader copies nothing it holds
+    (folder / "q3.ipynb" / "inside.txt").write_text("x")
+    return folder
+
+
+def test_a_submission_is_read_without_following_links_within_a_size_cap(tmp_path: Path) -> None:
+    _folder(tmp_path)
+    read = grading.submission.read_submission(
+        tmp_path / "submitted", ["eve", "hw1"], notebooks={"q1.ipynb", "q2.ipynb", "q3.ipynb"}, ignore=["__pycache__"]
+    )
+    assert read.files == {"q1.ipynb": b"{}", "data/points.csv": b"1,2\n"}
+    link = grading.submission.LINK
+    assert read.left_out == {
+        "q2.ipynb": link,
+        "shadow": link,
+        "zero.bin": link,
+        "etc": link,
+        "pipe": "not a regular file (a FIFO)",
+        "huge.bin": "larger than 32M, the most a submitted file may hold",
+        "q3.ipynb": "a folder, not a notebook",
+    }
+    # a folder that is itself a link is not read at all, nor a student folder that is one
+    (tmp_path / "submitted" / "mallory").mkdir()
+    (tmp_path / "submitted" / "mallory" / "hw1").symlink_to(tmp_path / "submitted" / "eve" / "hw1")
+    (tmp_path / "submitted" / "trudy").symlink_to(tmp_path / "submitted" / "eve")
+    for parts in (["mallory", "hw1"], ["trudy", "hw1"]):
+        with pytest.raises(grading.submission.SubmissionError, match="symbolic link"):
+            grading.submission.read_submission(tmp_path / "submitted", parts)
+    assert grading.submission.read_file(tmp_path / "submitted", ["eve", "hw1"], "zero.bin", 100) is None
+    assert grading.submission.read_file(tmp_path / "submitted", ["trudy", "hw1"], "q1.ipynb", 100) is None
+    assert grading.submission.read_file(tmp_path / "submitted", ["eve", "hw1"], "q1.ipynb", 100) == b"{}"
+
+
+def test_a_submission_of_too_many_or_too_deep_files_is_read_up_to_its_caps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / "deep" / "hw1"
+    deep.joinpath(*["d"] * 20).mkdir(parents=True)
+    read = grading.submission.read_submission(tmp_path / "deep", ["hw1"])
+    assert list(read.left_out.values()) == ["nested more than 16 folders deep"]
+    monkeypatch.setattr(grading.submission, "MAX_ENTRIES", 5)
+    monkeypatch.setattr(grading.submission, "MAX_TOTAL", 10)
+    folder = tmp_path / "many" / "hw1"
+    folder.mkdir(parents=True)
+    for n in range(6):
+        (folder / f"f{n}").write_bytes(b"1234")
+    read = grading.submission.read_submission(tmp_path / "many", ["hw1"])
+    assert read.files == {"f0": b"1234", "f1": b"1234"}
+    assert read.left_out == {
+        "f2": "over the 10 bytes a submission's files may hold together",
+        "f3": "over the 10 bytes a submission's files may hold together",
+        "f4": "over the 10 bytes a submission's files may hold together",
+        "f5": "beyond the first 5 files and folders of the submission",
+    }
+
+
+def test_links_left_in_the_graders_folder_are_removed_without_being_followed(tmp_path: Path) -> None:
+    target = tmp_path / "gradebook.db"
+    target.write_bytes(b"SQLite")
+    dest = tmp_path / "autograded" / "eve" / "hw1"
+    dest.mkdir(parents=True)
+    (dest / "feedback.py").write_text("x")
+    (dest / "grades.db").symlink_to(target)
+    (dest / "etc").symlink_to("/etc")
+    os.mkfifo(dest / "pipe")
+    assert sorted(grading.submission.remove_links(dest)) == ["etc", "grades.db", "pipe"]
+    assert sorted(p.name for p in dest.iterdir()) == ["feedback.py"] and target.read_bytes() == b"SQLite"
+
+
+def test_the_report_counts_only_a_checks_own_failed_assertion() -> None:
+    """A student's own cell, or the student's function raising inside a check, cannot add a row to the report."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from grading.judge import Judge
+    from grading.report import check_messages
+
+    def ask(request: dict) -> dict:
+        if request["op"] == "resolve":
+            return {"names": {"f": ["fn"]}}
+        return {"raised": ["AssertionError", "[q3.a.wrong] planted"]}
+
+    judge = Judge(ask, {})
+    planted = judge.check("f(1)")
+    own = judge.check("assert False, '[q1.a.wrong] the check'")
+    meta = {"nbgrader": {"grade_id": "t", "grade": True, "locked": True}}
+    cells = [
+        new_code_cell(outputs=planted, metadata=meta),
+        new_code_cell(outputs=own, metadata=meta),
+        new_code_cell(outputs=own),  # the same text in a cell of the student's own
+    ]
+    assert planted[0]["evalue"] == "[q3.a.wrong] planted"  # shown to the student as their own error
+    assert check_messages(new_notebook(cells=cells)) == {"q1.a.wrong"}
 
 
 def test_the_grading_task_travels_by_value() -> None:
