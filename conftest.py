@@ -31,7 +31,6 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "test_book_review": ("needs_book",),
     "test_editions": ("needs_book",),
     "test_editions_style": ("needs_book",),
-    "test_book_learning": ("needs_book",),
     "test_launch_notebooks": ("needs_book",),  # its tests that start kernels are marked slow in the module
     "test_browser_book": ("needs_book", "browser", "slow"),
     "test_editions_grading": ("sandbox", "slow"),
