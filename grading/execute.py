@@ -43,6 +43,7 @@ import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient import NotebookClient
+from nbgrader import utils as nbgrader_utils
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets.config import Config
@@ -240,22 +241,30 @@ def _field(message: Any, *keys: str) -> Any:
 
 
 def cell_role(cell: Any) -> str:
-    """Who runs a cell: ``"kernel"``, ``"setup"`` (both rooms: a locked set-up cell), ``"check"`` (the judge
-    only: a locked test cell), or ``"unlocked"`` (a test cell the student could edit: it is not run, and fails).
+    """Who runs a cell: ``"kernel"``, ``"setup"`` (both rooms: a locked set-up cell) or ``"check"`` (the judge only:
+    a test cell).
 
-    nbgrader has already restored every locked cell's text from the gradebook (``OverwriteCells``),
-    and dropped the id of any cell the gradebook does not know, so these cells hold the
-    instructor's text whatever the submission contained.
+    The roles are nbgrader's own (:func:`nbgrader.utils.is_grade`, ``is_solution``, ``is_locked``): a grade cell
+    that is not a solution is locked whatever its ``locked`` flag says, as nbgrader's documentation example saves
+    its test cells with ``"locked": false``. nbgrader has already restored every locked cell's text and flags from
+    the gradebook (``OverwriteCells``), and dropped the id of any cell the gradebook does not know, so these cells
+    hold the instructor's text whatever the submission contained.
 
     >>> cell_role({"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "t", "grade": True, "locked": True}}})
     'check'
+    >>> cell_role({"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "t", "grade": True, "locked": False}}})
+    'check'
+    >>> cell_role({"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "s", "locked": True}}})
+    'setup'
     """
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    if cell.get("cell_type") != "code" or not meta.get("grade_id") or meta.get("solution"):
+    cell = nbformat.from_dict(cell)
+    if cell.get("cell_type") != "code" or not cell.metadata.get("nbgrader", {}).get("grade_id"):
         return "kernel"
-    if meta.get("grade"):
-        return "check" if meta.get("locked") else "unlocked"
-    return "setup" if meta.get("locked") else "kernel"
+    if nbgrader_utils.is_solution(cell):
+        return "kernel"
+    if nbgrader_utils.is_grade(cell):
+        return "check"
+    return "setup" if nbgrader_utils.is_locked(cell) else "kernel"
 
 
 def timed_out(nb: Any, error_on_timeout: dict[str, Any] | None) -> list[str]:
@@ -414,17 +423,13 @@ def watched(cls: type) -> type:
             role = cell_role(cell)
             if role in ("kernel", "setup") or not cell.source.strip():
                 return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-            if role == "check":
-                # the kernel runs the check's visible part, as the student's own run did (a later cell may use
-                # a name it defines); what it prints or raises is dropped: the judge's run decides the cell
-                visible = nbformat.from_dict(
-                    {**cell, "source": without_hidden_tests(cell.source, self.config), "outputs": []}
-                )
-                await super().async_execute_cell(visible, cell_index, execution_count, False)
-                outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source))
-            else:
-                message = "this test cell is not locked in the source notebook, so it is not run; it scores 0"
-                outputs = [{"output_type": "error", "ename": "UnlockedTest", "evalue": message, "traceback": [message]}]
+            # a check, decided by the judge; the kernel runs the check's visible part, as the student's own run did (a later cell may use
+            # a name it defines); what it prints or raises is dropped: the judge's run decides the cell
+            visible = nbformat.from_dict(
+                {**cell, "source": without_hidden_tests(cell.source, self.config), "outputs": []}
+            )
+            await super().async_execute_cell(visible, cell_index, execution_count, False)
+            outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source))
             self.code_cells_executed += 1
             if outputs and outputs[-1].get("ename") == "TimedOut" and self.error_on_timeout:
                 # a time-out reads as nbgrader's own: the interrupted kernel's error, then Execute.error_on_timeout

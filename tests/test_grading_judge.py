@@ -232,12 +232,15 @@ def test_a_kernel_that_does_not_answer_fails_that_check_only() -> None:
     assert [o.get("ename") for o in outputs["q1_b_test"]] == ["KeyboardInterrupt", "CellTimeoutError"]
 
 
-def test_an_unlocked_test_cell_is_not_run_and_scores_nothing() -> None:
-    nb = _notebook(Q1)
-    cell = cell_by_id(nb, "q1_a_test")
-    cell.metadata["nbgrader"]["locked"] = False
-    passed = _passed(_run(nb, Q1))
-    assert passed.pop("q1_a_test") is False and all(passed.values())
+def test_a_test_cell_saved_unlocked_is_judged_as_nbgrader_locks_it() -> None:
+    """nbgrader locks every grade cell that is not a solution, whatever its flag (nbgrader.utils.is_locked): its
+    documentation example saves its test cells with "locked": false, and serial nbgrader scores them."""
+    right = _notebook(Q1)
+    cell_by_id(right, "q1_a_test").metadata["nbgrader"]["locked"] = False
+    assert all(_passed(_run(right, Q1)).values())
+    wrong = _notebook(Q1, {"q1_a_answer": "def total_ops(B, D, F):\n    return B * D * F"})
+    cell_by_id(wrong, "q1_a_test").metadata["nbgrader"]["locked"] = False
+    assert _passed(_run(wrong, Q1))["q1_a_test"] is False
 
 
 def test_the_wire_format_reads_only_plain_data() -> None:
