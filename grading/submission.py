@@ -180,28 +180,56 @@ def ignored(name: str, patterns: Iterable[str]) -> bool:
     return False
 
 
+def _notebooks(root: int, notebooks: set[str]) -> Iterator[tuple[str, str | None]]:
+    """The top-level ``notebooks`` that an open folder holds, looked up by name, as :func:`_walk` yields them."""
+    for name in sorted(n for n in notebooks if "/" not in n and n not in (".", "..")):
+        try:
+            mode = os.stat(name, dir_fd=root, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            yield name, f"cannot be read ({os.strerror(err.errno or 0)})"
+            continue
+        yield name, "a folder, not a notebook" if stat.S_ISDIR(mode) else kind(mode)
+
+
 def _walk(root: int, ignore: Sequence[str], notebooks: set[str]) -> Iterator[tuple[str, str | None]]:
     """Every entry to read below an open folder, as (relative path, why it is left out or None), breadth first.
 
-    Folders are opened relative to their parent with ``O_NOFOLLOW``; at most :data:`MAX_ENTRIES` entries and
-    :data:`MAX_DEPTH` levels.
+    The top-level ``notebooks`` come first, looked up by name and not counted; then other entries, folders opened
+    relative to their parent with ``O_NOFOLLOW``: at most :data:`MAX_ENTRIES` of them and :data:`MAX_DEPTH` levels.
+    Past the cap, one entry more is yielded as left out, and nothing more is listed: a folder of a million files
+    costs what one of :data:`MAX_ENTRIES` does. Each folder's entries come in name order, except in a folder listed
+    only in part (past the cap), where they are those the file system gave first.
     """
+    yield from _notebooks(root, notebooks)
     todo: list[tuple[str, int]] = [("", os.dup(root))]
     seen = 0
     try:
         while todo:
             prefix, fd = todo.pop(0)
             try:
+                listed, more = [], False
                 with os.scandir(fd) as entries:
-                    listed = sorted(entries, key=lambda e: e.name)
-                for entry in listed:
+                    for entry in entries:
+                        rel = prefix + entry.name
+                        if not prefix and entry.name in notebooks:
+                            continue  # read first, above
+                        if ignored(entry.name, ignore) or (entry.name.endswith(".ipynb") and rel not in notebooks):
+                            continue  # nbgrader neither copies nor grades these (nor what a folder named so holds)
+                        if seen + len(listed) > MAX_ENTRIES:
+                            more = True
+                            break
+                        listed.append(entry)
+                listed.sort(key=lambda e: e.name)
+                for n, entry in enumerate(listed):
                     rel = prefix + entry.name
-                    if ignored(entry.name, ignore) or (entry.name.endswith(".ipynb") and rel not in notebooks):
-                        continue  # nbgrader neither copies nor grades these (nor what a folder named so holds)
                     seen += 1
                     if seen > MAX_ENTRIES:
-                        yield rel, f"beyond the first {MAX_ENTRIES} files and folders of the submission"
-                        continue
+                        rest = more or n + 1 < len(listed) or bool(todo)
+                        tail = ", as is everything after it (not listed one by one)" if rest else ""
+                        yield rel, f"beyond the first {MAX_ENTRIES} files and folders of the submission{tail}"
+                        return
                     try:
                         mode = entry.stat(follow_symlinks=False).st_mode
                     except OSError as err:
