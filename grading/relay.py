@@ -15,12 +15,20 @@ far more memory than its two characters (and a notebook node made of it more sti
 message of empty lists weighs what it will cost, not what it measures. :data:`OUTPUT`
 weighs ``[`` and ``{``; :data:`DATA`, for the judge's replies, also each ``,`` (a number
 parsed from a list costs some 30 bytes), since its honest replies carry their numbers as
-base64 bytes, which hold none of these characters.
+base64 bytes, which hold none of these characters. Only characters outside JSON strings are
+weighed: printed text costs its bytes, whatever it prints. Each connection has its own
+:class:`Scanner`, which follows ZeroMQ's framing (ZMTP 3) so that every message part is
+scanned from its first byte, whichever way the kernel splits its bytes into parts or the
+relay reads them in chunks; each part also weighs :data:`PART` (a part the grader holds costs
+a ZeroMQ message and a Python object). A connection that does not speak ZMTP 3 is weighed
+without regard to strings (every ``[`` and ``{``).
 
 Example
 -------
 >>> meter = Meter(limit=250, over=lambda: print("over"))
 >>> meter.add(b"x" * 40)
+True
+>>> meter.add(b'"{}"')  # printed braces: 4 bytes of a string
 True
 >>> meter.add(b"{}")  # 2 bytes, one of them an object: 2 + 255
 over
@@ -30,6 +38,7 @@ False
 from __future__ import annotations
 
 import contextlib
+import re
 import selectors
 import shutil
 import socket
@@ -37,12 +46,106 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["BUFFER", "DATA", "OUTPUT", "Meter", "Relay", "relayed_client"]
+__all__ = ["BUFFER", "DATA", "OUTPUT", "PART", "Meter", "Relay", "Scanner", "relayed_client"]
 
 OUTPUT = {b"[": 256, b"{": 256}  # a parsed JSON list or object, and the notebook node nbclient makes of it
 DATA = {b"[": 64, b"{": 64, b",": 32}  # a parsed list or object; a number parsed from a list
 BUFFER = 1 << 20  # bytes held for a side that is not reading
 CHUNK = 1 << 16
+PART = 128  # a message part: a zmq_msg_t and the bytes object the grader makes of it
+
+_CLOSED = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a whole JSON string
+_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)  # the rest of a string begun earlier, up to its quote
+_GREETING = 64  # a ZMTP 3 greeting: signature (10), version (2), mechanism (20), as-server (1), filler (31)
+
+
+def _weigh(text: bytes, weights: dict[bytes, int]) -> int:
+    return sum((weight - 1) * text.count(byte) for byte, weight in weights.items())
+
+
+class Scanner:
+    """What one connection's bytes from the kernel weigh, read in chunks of any size (see the module's text).
+
+    Example
+    -------
+    >>> scanner = Scanner(OUTPUT)
+    >>> greeting = b"\\xff" + bytes(8) + b"\\x7f\\x03\\x01NULL" + bytes(16) + b"\\x00" + bytes(31)
+    >>> part = b'{"text": "[[1, 2]]"}'
+    >>> frame = bytes([0, len(part)]) + part
+    >>> scanner.feed(greeting) + scanner.feed(frame[:12]) + scanner.feed(frame[12:]) - len(greeting + frame)
+    383
+    """
+
+    def __init__(self, weights: dict[bytes, int]) -> None:
+        self.weights = weights
+        self.greeting = b""  # what has come of the greeting, until it is whole
+        self.zmtp: bool | None = None  # None until the greeting is read; False: weigh every byte
+        self.header = b""  # a part's header read so far
+        self.left = 0  # bytes of the current part still to come
+        self.in_string = False
+        self.escape = False  # the last byte read was a backslash in a string
+
+    def feed(self, data: bytes) -> int:
+        """The weight of ``data``, the next bytes of this connection."""
+        cost = len(data)
+        if self.zmtp is None:
+            take = _GREETING - len(self.greeting)
+            self.greeting += data[:take]
+            data = data[take:]
+            if len(self.greeting) < _GREETING:
+                return cost
+            g = self.greeting
+            self.zmtp = g[0] == 0xFF and g[9] & 1 == 1 and g[10] >= 3
+        if not self.zmtp:
+            return cost + _weigh(data, self.weights)
+        pos, end = 0, len(data)
+        while pos < end:
+            if self.left:
+                take = min(self.left, end - pos)
+                cost += self._body(data[pos : pos + take])
+                self.left -= take
+                pos += take
+                continue
+            if not self.header:
+                if data[pos] & ~7:  # not a ZMTP 3 frame (flags: more, long, command): weigh the rest as it comes
+                    self.zmtp = False
+                    return cost + _weigh(data[pos:], self.weights)
+                self.header = data[pos : pos + 1]
+                pos += 1
+                continue
+            need = 9 if self.header[0] & 2 else 2  # flags, then the size in 8 bytes (long) or one
+            take = min(need - len(self.header), end - pos)
+            self.header += data[pos : pos + take]
+            pos += take
+            if len(self.header) < need:
+                continue
+            self.left = int.from_bytes(self.header[1:], "big")
+            self.header = b""
+            self.in_string = self.escape = False
+            cost += PART
+        return cost
+
+    def _body(self, data: bytes) -> int:
+        """The weight (beyond one a byte) of the next bytes of a message part, a JSON text in honest parts."""
+        start = 0
+        if self.in_string:
+            if self.escape:
+                start, self.escape = 1, False
+            start = _REST.match(data, start).end()  # type: ignore[union-attr]  # (it matches the empty text)
+            if start == len(data):
+                return 0
+            if data[start] == 0x5C:  # a backslash ending the chunk: it escapes the next chunk's first byte
+                self.escape = True
+                return 0
+            self.in_string = False
+            start += 1
+        rest = _CLOSED.sub(b"", data[start:])
+        quote = rest.find(b'"')
+        if quote >= 0:  # a string that goes on in the next chunk
+            self.in_string = True
+            self.escape = _odd_tail(data)
+            rest = rest[:quote]
+        return _weigh(rest, self.weights)
 
 
 class Meter:
@@ -72,8 +175,15 @@ class Meter:
         return not self.tripped
 
     def add(self, data: bytes) -> bool:
-        """Count bytes sent by the kernel: their length, and for each weighed byte its weight less one."""
-        return self.charge(len(data) + sum((weight - 1) * data.count(byte) for byte, weight in self.weights.items()))
+        """Count one JSON text sent by the kernel: its length, and for each weighed byte outside its strings its
+        weight less one (a connection's bytes are weighed by its own :meth:`scanner`)."""
+        rest = _CLOSED.sub(b"", data)
+        quote = rest.find(b'"')
+        return self.charge(len(data) + _weigh(rest if quote < 0 else rest[:quote], self.weights))
+
+    def scanner(self) -> Scanner:
+        """A scanner for one connection's bytes, with this meter's weights."""
+        return Scanner(self.weights)
 
 
 class _Link:
@@ -81,6 +191,7 @@ class _Link:
 
     def __init__(self, grader: socket.socket, kernel: socket.socket, meter: Meter) -> None:
         self.grader, self.kernel, self.meter = grader, kernel, meter
+        self.scanner = meter.scanner()
         self.to_grader = bytearray()
         self.to_kernel = bytearray()
         self.events: dict[socket.socket, int] = {}  # what the selector watches each socket for
@@ -226,7 +337,7 @@ class Relay:
                 if not data:
                     self._drop(link)
                     return
-                if from_kernel and not link.meter.add(data):
+                if from_kernel and not link.meter.charge(link.scanner.feed(data)):
                     for each in [x for x in self._links if x.meter is link.meter]:
                         self._drop(each)
                     return
@@ -279,3 +390,8 @@ def relayed_client(base: type, prefix: str) -> type:
 
     Relayed.__name__ = base.__name__
     return Relayed
+
+
+def _odd_tail(data: bytes) -> bool:
+    """Whether ``data`` ends in an odd run of backslashes (in a string: the last one escapes what comes next)."""
+    return (len(data) - len(data.rstrip(b"\\"))) % 2 == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import doctest
 import io
+import json
 import os
 import pickle
 import queue
@@ -273,8 +274,9 @@ def test_the_relay_passes_an_honest_conversation_and_weighs_json(tmp_path: Path)
         pub.send_multipart([b"header", b'{"a": [1, 2]}'])
         assert sub.poll(5000) and sub.recv_multipart() == [b"header", b'{"a": [1, 2]}']
         assert not tripped
-        # 6 bytes of header, 13 of content, each frame's flags and length (4); a "{" and a "[" weigh 256 each
-        assert meter.count - before == 6 + 13 + 4 + 2 * 255
+        # 6 bytes of header, 13 of content, each frame's flags and length (4); a "{" and a "[" weigh 256 each, and
+        # each of the two parts its PART more
+        assert meter.count - before == 6 + 13 + 4 + 2 * 255 + 2 * grading.relay.PART
     finally:
         relay.close()
         context.destroy(linger=0)
@@ -534,3 +536,60 @@ def test_a_new_kernel_is_ready_once_it_answers_without_listening_on() -> None:
     assert client.asked == 1
     # wrapped once only
     assert grading.execute.ready_at_once(ready) is ready
+
+
+_GREETING = b"\xff" + bytes(8) + b"\x7f\x03\x01NULL" + bytes(16) + b"\x00" + bytes(31)  # ZMTP 3.1, NULL
+
+
+def _frames(parts: list[bytes]) -> bytes:
+    """ZMTP 3 frames (short and long) holding ``parts``, one message."""
+    out = b""
+    for i, part in enumerate(parts):
+        more = int(i < len(parts) - 1)
+        size = len(part).to_bytes(1 if len(part) < 256 else 8, "big")
+        out += bytes([more | (2 if len(size) == 8 else 0)]) + size + part
+    return out
+
+
+def _weight_byte_by_byte(parts: list[bytes], weights: dict[bytes, int]) -> int:
+    """What JSON texts weigh, walking each one byte by byte: brackets and commas outside strings."""
+    total = 0
+    for part in parts:
+        total += grading.relay.PART
+        in_string = escaped = False
+        for byte in part:
+            char = bytes([byte])
+            if in_string:
+                escaped, in_string = (False, True) if escaped else (char == b"\\", char != b'"')
+            elif char == b'"':
+                in_string = True
+            else:
+                total += weights.get(char, 1) - 1
+    return total
+
+
+def test_only_json_outside_strings_weighs_however_the_bytes_are_split() -> None:
+    """Printed brackets are text (one byte each); JSON's own brackets weigh what they cost, and splitting the bytes
+    at any point (chunks of the relay, parts of a message) changes nothing."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(400):
+        parts = [
+            bytes(rng.choice(b'[]{},:"\\a1 ') for _ in range(rng.randint(0, 400))) for _ in range(rng.randint(1, 4))
+        ]
+        stream = _GREETING + _frames(parts)
+        for weights in (grading.relay.OUTPUT, grading.relay.DATA):
+            scanner, pos, total = grading.relay.Scanner(weights), 0, 0
+            while pos < len(stream):
+                step = rng.randint(1, 50)
+                total += scanner.feed(stream[pos : pos + step])
+                pos += step
+            assert total == len(stream) + _weight_byte_by_byte(parts, weights), parts
+    printed = json.dumps({"name": "stdout", "text": str([[b, 2 * b] for b in range(1, 70_000)])}).encode()
+    scanner = grading.relay.Scanner(grading.relay.OUTPUT)
+    stream = _GREETING + _frames([printed])
+    assert sum(scanner.feed(stream[i : i + 4096]) for i in range(0, len(stream), 4096)) < len(stream) + 1000
+    # a part that ends inside a string does not hide the next part's lists
+    hidden = _GREETING + _frames([b'"open', b"[" * 1000])
+    assert grading.relay.Scanner(grading.relay.OUTPUT).feed(hidden) >= 1000 * 256
