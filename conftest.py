@@ -38,6 +38,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "test_grading_forked": ("sandbox", "slow"),
     "test_grading_judge": ("sandbox", "slow"),
     "test_grading_redteam": ("sandbox", "slow"),
+    "test_grading_redteam2": ("sandbox", "slow"),
     "test_grading_room": ("sandbox", "slow"),
     "test_grading_sandbox": ("sandbox", "slow"),
     "test_nbgrader_rooflines": ("sandbox", "slow"),
