@@ -43,6 +43,7 @@ import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
 from nbgrader import utils as nbgrader_utils
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import ClearHiddenTests
@@ -267,40 +268,6 @@ def cell_role(cell: Any) -> str:
     return "setup" if nbgrader_utils.is_locked(cell) else "kernel"
 
 
-def timed_out(nb: Any, error_on_timeout: dict[str, Any] | None) -> list[str]:
-    """The cells that hit the cell time-out: those whose error is the configured ``Execute.error_on_timeout``.
-
-    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
-    >>> cell = new_code_cell(outputs=[new_output("error", ename="CellTimeoutError", evalue="", traceback=[])])
-    >>> cell.metadata["nbgrader"] = {"grade_id": "q1_a_test"}
-    >>> timed_out(new_notebook(cells=[cell]), {"ename": "CellTimeoutError"})
-    ['q1_a_test']
-    """
-    ename = (error_on_timeout or {}).get("ename")
-    found = []
-    for index, cell in enumerate(nb.cells):
-        if ename and any(o.get("output_type") == "error" and o.get("ename") == ename for o in cell.get("outputs", [])):
-            found.append(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {index + 1}")
-    return found
-
-
-def kernel_died(nb: Any) -> bool:
-    """Whether the kernel died while the notebook ran: nbclient's ``DeadKernelError`` in an output (written by the
-    configured execute preprocessor, as nbgrader's course configuration does), or a check the kernel could not answer.
-
-    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
-    >>> kernel_died(new_notebook(cells=[new_code_cell(outputs=[new_output("error", ename="DeadKernelError")])]))
-    True
-    """
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.get("output_type") != "error":
-                continue
-            if out.get("ename") == "DeadKernelError" or "kernel died" in str(out.get("evalue", "")):
-                return True
-    return False
-
-
 def ready_at_once(base: type) -> type:
     """A subclass of an asynchronous kernel client class whose wait for a new kernel ends once the kernel is ready.
 
@@ -371,6 +338,10 @@ def watched(cls: type) -> type:
         grading_output_meter: Meter
         grading_reply_limit: int = 64 << 20
         grading_installed: bool = False  # the kernel holds grading.in_kernel as a module (a request has run it)
+        grading_timeouts: list[str]  # cells the time-out handler interrupted (set per notebook)
+        grading_kernel_died: bool = False  # the kernel was seen dead (nbclient's check, or the judge's wait)
+        grading_cell: str = ""  # the cell running now, as a time-out names it
+        grading_check_timeout: bool = False  # the judge's requests for the running check ran out of time
 
         async def async_start_new_kernel(self, **kwargs: Any) -> None:
             kwargs.setdefault("env", {**os.environ, **self.grading_env})
@@ -421,17 +392,30 @@ def watched(cls: type) -> type:
             self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True
         ) -> Any:
             role = cell_role(cell)
+            self.grading_cell = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {cell_index + 1}"
             if role in ("kernel", "setup") or not cell.source.strip():
-                return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+                try:
+                    return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+                except DeadKernelError:
+                    self.grading_kernel_died = True
+                    raise
             # a check, decided by the judge; the kernel runs the check's visible part, as the student's own run did (a later cell may use
             # a name it defines); what it prints or raises is dropped: the judge's run decides the cell
             visible = nbformat.from_dict(
                 {**cell, "source": without_hidden_tests(cell.source, self.config), "outputs": []}
             )
             await super().async_execute_cell(visible, cell_index, execution_count, False)
+            self.grading_check_timeout = False
             outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source))
             self.code_cells_executed += 1
-            if outputs and outputs[-1].get("ename") == "TimedOut" and self.error_on_timeout:
+            if self.grading_check_timeout:
+                self.grading_timeouts.append(self.grading_cell)
+            if (
+                self.grading_check_timeout
+                and outputs
+                and outputs[-1].get("ename") == "TimedOut"
+                and self.error_on_timeout
+            ):
                 # a time-out reads as nbgrader's own: the interrupted kernel's error, then Execute.error_on_timeout
                 interrupted = {"output_type": "error", "ename": "KeyboardInterrupt", "evalue": "", "traceback": []}
                 outputs[-1:] = [interrupted, {"output_type": "error", **self.error_on_timeout}]
@@ -441,6 +425,19 @@ def watched(cls: type) -> type:
             return cell
 
         execute_cell = sync(async_execute_cell)
+
+        async def _async_handle_timeout(self, timeout: int, cell: Any = None) -> Any:
+            """nbclient's time-out handler, which records the cell it interrupts (the only evidence of a time-out:
+            a cell's own error of the same name is the cell's)."""
+            self.grading_timeouts.append(self.grading_cell)
+            return await super()._async_handle_timeout(timeout, cell)
+
+        async def _async_check_alive(self) -> None:
+            try:
+                await super()._async_check_alive()
+            except DeadKernelError:
+                self.grading_kernel_died = True
+                raise
 
         async def grading_in_judge(self, work: Any) -> Any:
             """Run ``work(judge)`` on the judge's own thread, which talks to the kernel through a client of its own.
@@ -460,8 +457,10 @@ def watched(cls: type) -> type:
                 try:
                     text = self.grading_ask(json.dumps(request), deadline - time.monotonic(), loop)
                 except TimeoutError:
+                    self.grading_check_timeout = True
                     raise TimedOut(f"the kernel did not answer within {limit} s (--timeout)") from None
                 except DeadKernelGone:
+                    self.grading_kernel_died = True
                     raise NoAnswer("the kernel died before it answered") from None
                 return parse_reply(text, self.grading_reply_limit)
 
@@ -608,6 +607,7 @@ def execute(task: Task) -> Outcome:
             for index, (_, cls) in enumerate(executors(config)):
                 pp = watched(cls)(config=config)
                 pp.grading_limits = task.limits
+                pp.grading_timeouts = []
                 pp.grading_output_meter = Meter(task.limits.output, over(pp, "output"))
                 # the judge's replies are parsed by its bounded decoder only (no notebook nodes), numbers included
                 meters = {"out": pp.grading_output_meter, "data": Meter(task.limits.data, over(pp, "data"), DATA)}
@@ -636,8 +636,8 @@ def execute(task: Task) -> Outcome:
                 finally:
                     timer.cancel()
                     pp.grading_close()
-                outcome.timeouts += timed_out(nb, pp.error_on_timeout)
-                outcome.kernel_died = outcome.kernel_died or kernel_died(nb)
+                outcome.timeouts += pp.grading_timeouts
+                outcome.kernel_died = outcome.kernel_died or pp.grading_kernel_died
                 if room is not None:  # only the room's own evidence says a limit of the room was hit
                     pp.grading_limit = room.reason or pp.grading_limit
                 if pp.grading_limit is not None:

@@ -43,11 +43,7 @@ from grading.execute import Task, cell_role, execute
 from grading.sandbox import default_bwrap, probe
 from grading.submission import MAX_ENTRIES, read_submission
 
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.slow,
-    pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine"),
-]
+pytestmark = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
 
 Q1, Q4 = "q1_int8_matmul", "q4_per_example_weights"
 MY_ANSWERS = "def bytes_loaded(B, D, F):\n    return B * D + D * F\n"
@@ -125,7 +121,7 @@ HONEST = [
     pytest.param("writes_beside", Q1, marks=pytest.mark.xfail(reason="the kernel's folder is read-only")),
     pytest.param("uses_rooflinelib", Q1, marks=pytest.mark.xfail(reason="an editable install is not in the sandbox")),
     pytest.param("reserves", Q1, marks=pytest.mark.xfail(reason="RLIMIT_AS refuses address space never touched")),
-    pytest.param("prints_pairs", Q1, marks=pytest.mark.xfail(reason="brackets inside printed text weigh 256 bytes")),
+    pytest.param("prints_pairs", Q1),
 ]
 
 
@@ -139,7 +135,6 @@ def test_honest_work_scores_what_nbgrader_gives(graded: dict, student: str, name
     assert problem is None, problem
 
 
-@pytest.mark.xfail(reason="values in JSON are not counted: 26 MiB of numbers cost the grader ~2 GB a process")
 def test_a_notebook_of_millions_of_numbers_is_refused_before_it_is_parsed(graded: dict) -> None:
     """Like a notebook of more than 2000 cells, one of more JSON values than the grader parses cheaply is refused with
     a one-line reason, in the main process, before nbgrader's steps or a worker parse it (each of them holds some
@@ -149,7 +144,6 @@ def test_a_notebook_of_millions_of_numbers_is_refused_before_it_is_parsed(graded
     assert "JSON" in problem["reason"] and "\n" not in problem["reason"], problem
 
 
-@pytest.mark.xfail(reason="the notebook is counted among the first 2000 entries in name order")
 def test_a_notebook_is_read_whatever_other_files_its_folder_holds(tmp_path: Path) -> None:
     """read_submission promises the notebooks first; 2001 frames of an animation sorted before it push it out."""
     folder = tmp_path / "ada" / "hw1"
@@ -161,7 +155,6 @@ def test_a_notebook_is_read_whatever_other_files_its_folder_holds(tmp_path: Path
     assert "q1.ipynb" in read.files, read.left_out.get("q1.ipynb")
 
 
-@pytest.mark.xfail(reason="every entry is listed, sorted and kept, however many there are")
 def test_a_folder_of_very_many_entries_is_not_listed_entry_by_entry(tmp_path: Path) -> None:
     """Past the cap nothing is read, and nothing more should be kept either: 300,000 empty files cost the main
     process 100 MB and 7 s today, 3 million ten times that."""
@@ -179,7 +172,6 @@ PLANTED = {
 }
 
 
-@pytest.mark.xfail(reason="incidents are read from the text of any cell's outputs")
 @pytest.mark.parametrize("incident", sorted(PLANTED))
 def test_a_students_own_error_is_not_an_incident_of_the_grader(incident: str) -> None:
     """outcome.timeouts and outcome.kernel_died come from the names and texts of errors in every cell, so a student's
