@@ -209,7 +209,8 @@ def _walk(root: int, ignore: Sequence[str], notebooks: set[str]) -> Iterator[tup
         while todo:
             prefix, fd = todo.pop(0)
             try:
-                listed, more = [], False
+                listed: list[os.DirEntry[str]] = []
+                more = False
                 with os.scandir(fd) as entries:
                     for entry in entries:
                         rel = prefix + entry.name
