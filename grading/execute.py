@@ -150,7 +150,18 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
                     return
                 except ZygoteError:
                     pass  # started from scratch below, in a sandbox of its own
-            argv = command(bwrap, kernel_cmd, work=work, ipc=ipc, tmp=room.tmp, limits=task.limits, uid=uid, env=env)
+            held = room.mode in ("cgroup", "cgroup2")  # the room's cgroup caps the memory the notebook uses
+            argv = command(
+                bwrap,
+                kernel_cmd,
+                work=work,
+                ipc=ipc,
+                tmp=room.tmp,
+                limits=task.limits,
+                uid=uid,
+                env=env,
+                memory_held=held,
+            )
             await super()._async_launch_kernel(room.launcher(argv), **kw)
             room.watch(self.provisioner.pid)
 
@@ -178,7 +189,7 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
                         "cgroups": room.procs_files(),
                         "cwd": str(work),
                         "uid": uid,
-                        "rlimits": rlimits(task.limits),
+                        "rlimits": rlimits(task.limits, memory_held=room.mode in ("cgroup", "cgroup2")),
                         "env": {**inside, "PWD": str(work)},  # bubblewrap sets PWD where it changes directory
                         "argv": kernel_cmd[2:],
                     }

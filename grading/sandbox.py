@@ -26,6 +26,7 @@ Example
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -155,6 +156,49 @@ def _python_dirs(interpreter: str) -> list[str]:
     return sorted(dirs, key=len)
 
 
+def _editable_packages(pythons: list[str]) -> list[str]:
+    """The package folders of editable installs (``pip install -e``) in these Python folders.
+
+    Such an install imports its package from the project it was installed from, which the sandbox
+    does not show; each package folder (never the project around it) is bound read-only instead, so
+    a kernel imports ``rooflinelib`` as the learner's own Python does. setuptools writes the folders
+    in an ``__editable___*_finder.py`` as ``MAPPING = {name: folder}``.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as venv:
+    ...     site, package = Path(venv, "lib", "python3.11", "site-packages"), Path(venv, "src", "pkg")
+    ...     site.mkdir(parents=True)
+    ...     package.mkdir(parents=True)
+    ...     _ = (site / "__editable___pkg_1_finder.py").write_text(f"MAPPING: dict[str, str] = {{'pkg': '{package}'}}")
+    ...     _editable_packages([venv]) == [str(package)]
+    True
+    """
+    found: list[str] = []
+    for python in pythons:
+        for finder in sorted(Path(python).glob("lib/python*/site-packages/__editable___*_finder.py")):
+            try:
+                tree = ast.parse(finder.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, UnicodeDecodeError):
+                continue
+            for node in tree.body:
+                target: ast.expr
+                if isinstance(node, ast.AnnAssign):
+                    target, value = node.target, node.value
+                elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    target, value = node.targets[0], node.value
+                else:
+                    continue
+                if not (isinstance(target, ast.Name) and target.id == "MAPPING" and value is not None):
+                    continue
+                try:
+                    mapping = ast.literal_eval(value)
+                except ValueError:
+                    continue
+                if isinstance(mapping, dict):
+                    found += [str(v) for v in mapping.values() if isinstance(v, str) and os.path.isdir(v)]
+    return [folder for folder in dict.fromkeys(found) if folder != "/"]
+
+
 def _exposed(dirs: list[str], private: list[Path]) -> str | None:
     """A bound Python folder that holds one of the sandbox's private folders (so would show it read-only), or None.
 
@@ -208,6 +252,7 @@ def sandbox_args(
     else:
         args += ["--bind", str(tmp), "/tmp"]
     pythons = _python_dirs(interpreter)
+    pythons += [p for p in _editable_packages(pythons) if not any(Path(p).is_relative_to(d) for d in pythons)]
     exposed = _exposed(pythons, [work, ipc, *([tmp] if tmp is not None else [])])
     if exposed is not None:
         raise ValueError(
@@ -251,14 +296,22 @@ def kernel_env(interpreter: str, env: dict[str, str]) -> dict[str, str]:
     return inside
 
 
-def rlimits(limits: Limits) -> list[tuple[str, int]]:
+def rlimits(limits: Limits, *, memory_held: bool = False) -> list[tuple[str, int]]:
     """The limits each of the kernel's processes gets, as ``resource`` names them.
+
+    ``--memory`` is an address-space limit per process only where nothing else holds it (the watchdog
+    room). Where a cgroup caps the memory the notebook uses (``memory_held``), the address space is left
+    alone: an address-space limit counts memory reserved but never touched (an ``np.zeros`` the answer
+    only asks the size of), and would refuse honest work that nbgrader runs.
 
     >>> rlimits(Limits())[0]
     ('RLIMIT_AS', 2147483648)
+    >>> [name for name, _ in rlimits(Limits(), memory_held=True)]
+    ['RLIMIT_CPU', 'RLIMIT_NPROC', 'RLIMIT_FSIZE']
     """
+    memory = [] if memory_held else [("RLIMIT_AS", limits.memory)]
     return [
-        ("RLIMIT_AS", limits.memory),
+        *memory,
         ("RLIMIT_CPU", limits.cpu + 1),  # a second past the notebook's own limit, which its room holds
         ("RLIMIT_NPROC", limits.procs),
         ("RLIMIT_FSIZE", limits.file_size),
@@ -275,11 +328,12 @@ def command(
     uid: int,
     env: dict[str, str],
     tmp: Path | None = None,
+    memory_held: bool = False,
 ) -> list[str]:
     """The ``bwrap`` command line that runs ``kernel_cmd`` (``[python, -m, module, ...]``) in the sandbox
-    (:func:`sandbox_args`), through a wrapper that drops to ``uid`` and sets the limits."""
+    (:func:`sandbox_args`), through a wrapper that drops to ``uid`` and sets the limits (:func:`rlimits`)."""
     args = sandbox_args(bwrap, kernel_cmd[0], work=work, ipc=ipc, limits=limits, env=env, tmp=tmp)
-    config = json.dumps({"uid": uid, "limits": rlimits(limits)})
+    config = json.dumps({"uid": uid, "limits": rlimits(limits, memory_held=memory_held)})
     return [*args, "--", kernel_cmd[0], "-c", KERNEL_PROGRAM, config, *kernel_cmd]
 
 
