@@ -203,8 +203,11 @@ REFUSED = {
     "links_solution": "symbolic link",
     "many_cells": "more than the 2000 a notebook may have",
 }
-# "allocates" is not among them: each of its allocations is refused (a clean MemoryError, the sandbox's limit on one
-# process), its notebook stays within the room's --memory and is graded as nbgrader grades it.
+# "allocates" goes over --memory where a cgroup holds it: its processes have no address-space limit there (memory
+# reserved but never touched is not refused, as under nbgrader), so the room stops it. In the watchdog mode each of
+# its allocations is refused by the per-process limit (a clean MemoryError), and its notebook is graded in full.
+if best_mode() != "watchdog":
+    REFUSED["allocates"] = "memory"
 
 # Q3 (c) drawn with 250,000 points a curve: every part right, as nbgrader finds it
 DENSE_PLOT = ("batch_sizes = np.arange(1, 512)", "batch_sizes = np.linspace(1, 511, 250_000)")
