@@ -509,7 +509,7 @@ def test_first_use_of_a_term_on_a_page_gives_the_english(lang: str):
         seen: set[str] = set()
         words = glued_words(lang, catalog.stem)
         for m in messages(lang, catalog):
-            shown = _GLUE_ROLE.sub(lambda g: words.get(g.group(1), g.group(0)), m.string)
+            shown = _GLUE_ROLE.sub(lambda g, words=words: words.get(g.group(1), g.group(0)), m.string)
             text = prose(_GLOSSARY_LINK.sub(r"\1", shown))  # a linked term is read like any other word
             if len(text) < RUNNING_TEXT:
                 continue
