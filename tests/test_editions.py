@@ -462,15 +462,55 @@ RUNNING_TEXT = 30  # characters: shorter messages are headings, captions and tab
 _GLOSSARY_LINK = re.compile(r"\{term\}`([^`<]*?)\s*(?:<[^<>]*>)?`")
 
 
+_GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([\w.]+)(?::[^`]*)?`")
+
+
+def glued_words(lang: str, page: str) -> dict[str, str]:
+    """The glued values of a page that are words, as the edition shows them (``pasted.po``): name -> text.
+
+    A glued word is read like any other: ``{glue:text}`n_star_bound``` is the page's 연산 제약.
+    """
+    import ast
+    import json
+
+    path = editions.EXECUTED / f"{page}.glue.json"
+    if not path.is_file():
+        return {}
+    pasted = {english: text for (_, english), text in localfigures.catalog(lang, "pasted").items()}
+    words = {}
+    for name, output in json.loads(path.read_text(encoding="utf-8")).items():
+        raw = output.get("data", {}).get("text/plain", "")
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(value, str) and value in pasted:
+            words[name] = pasted[value]
+    return words
+
+
+def test_a_glued_word_is_read_as_the_edition_shows_it():
+    _require_build()
+    words = glued_words("ko", "beyond-the-roofline")
+    assert words and all(re.search("[\uac00-\ud7a3]", w) for w in words.values()), words
+    shown = _GLUE_ROLE.sub(lambda m: words.get(m.group(1), " "), "이 행렬 곱셈은 {glue:text}`n_star_bound`이다")
+    assert _term(next(r for r in glossary() if r["en"] == "compute-bound"), "ko") in shown
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_first_use_of_a_term_on_a_page_gives_the_english(lang: str):
-    """On each page, the first sentence that uses one of the course's concepts also names it in English."""
+    """On each page, the first sentence that uses one of the course's concepts also names it in English.
+
+    A concept a glued value names (``rl.bottleneck``'s compute-bound) is used where the value is pasted.
+    """
     rows = [r for r in glossary() if r["en"] in FIRST_USE_TERMS]
     missing = []
     for catalog in [c for c in CATALOGS if c.parts[1] == "book" and c.stem != "glossary"]:
         seen: set[str] = set()
+        words = glued_words(lang, catalog.stem)
         for m in messages(lang, catalog):
-            text = prose(_GLOSSARY_LINK.sub(r"\1", m.string))  # a linked term is read like any other word
+            shown = _GLUE_ROLE.sub(lambda g, words=words: words.get(g.group(1), g.group(0)), m.string)
+            text = prose(_GLOSSARY_LINK.sub(r"\1", shown))  # a linked term is read like any other word
             if len(text) < RUNNING_TEXT:
                 continue
             for row in rows:

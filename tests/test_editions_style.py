@@ -345,7 +345,7 @@ def test_no_counter_after_a_decimal(lang: str):
 # None (ㄹ, which takes 로 like a vowel but 이/은/을/과 like a consonant).
 _LETTER_FINAL = {c: c in "LMNR" for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}
 _LETTER_FINAL.update({"L": None, "R": None})
-_DIGIT_FINAL = dict(zip("0123456789", [True, True, False, True, False, False, True, True, True, False]))
+_DIGIT_FINAL = dict(zip("0123456789", [True, None, False, True, False, False, True, None, None, False]))  # 일 칠 팔: ㄹ
 # Words whose Korean reading the spelling rules below get wrong, or that end a code name often.
 READINGS = {
     "time": True, "fit": True, "matmul": None, "roofline": True, "line": True, "written": True,
@@ -353,11 +353,11 @@ READINGS = {
     "bound": False, "size": False, "point": False, "test": False, "peak": False, "flops": False,
     "ops": False, "bytes": False, "byte": False, "weights": False, "weight": False, "batch": False,
     "intensity": False, "bandwidth": False, "loaded": False, "numpy": False, "matplotlib": True,
-    "rooflinelib": True, "jupyter": False, "dict": True, "float": True, "list": False, "tuple": None,
+    "rooflinelib": True, "jupyter": False, "dict": False, "float": False, "list": False, "tuple": None,
     "true": False, "false": False, "none": True, "axes": False, "ax": False, "chip": True, "chips": False,
     "ms": False, "s": False, "gb": False, "gib": False, "mib": False, "tb": False, "kv": False, "id": False,
     "model": None, "cache": False, "config": False, "json": True, "step": True, "prefill": None, "decode": False,
-    "book": True, "png": False, "lab": True,
+    "book": True, "png": False, "lab": True, "flop": True, "fabric": True,
 }  # fmt: skip
 
 
@@ -415,9 +415,13 @@ def test_the_particle_check_notices_what_it_must():
     assert not particle_problem("`matmul`", "로") and particle_problem("`matmul`", "는")
     assert not particle_problem("FLOPs", "를") and not particle_problem("HBM", "은") and particle_problem("HBM", "는")
     assert particle_problem("8755.6", "다.") and not particle_problem("`x`", "의 값")
+    assert [m.group(0) for m in _NAME.finditer("chips_to_fit가 내림을")] == ["chips_to_fit"]
 
 
-_NAME = re.compile(r"((?<![}\w])`[^`\n]+`|\{\w+(?:[:!][^{}]*)?\}(?!`)|(?<![\w`])[A-Za-z_][\w./]*)")  # not a role's key
+# a name is ASCII: Python's \w would also take the Korean particle after it (chips_to_fit가 as one word)
+_NAME = re.compile(
+    r"((?<![}\w])`[^`\n]+`|\{\w+(?:[:!][^{}]*)?\}(?!`)|(?<![\w`])[A-Za-z_][A-Za-z0-9_./]*)"
+)  # not a role's key
 
 
 def korean_sources() -> Iterator[tuple[str, str]]:
@@ -428,7 +432,7 @@ def korean_sources() -> Iterator[tuple[str, str]]:
         with path.open("rb") as fh:
             for m in read_po(fh, locale="ko"):
                 if m.id and m.string and m.string != m.id:
-                    yield str(path.relative_to(ROOT / "locales")), _MATH.sub("X", m.string)
+                    yield str(path.relative_to(ROOT / "locales")), _MATH.sub("§", m.string)  # math: any reading
     with (ROOT / "solutions" / "rooflines" / "feedback.csv").open(encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh):
             yield f"feedback.csv {row['id']}", row["ko"]
