@@ -12,13 +12,21 @@ costs, with ``P_mm`` the matmul weights, ``P_read`` the weights read (:mod:`roof
   caches are not, so attention's intensity stays near ``N / K`` FLOPs per byte (bf16 cache)
   at any batch size.
 
+These are **whole-step** rooflines: ``max(T_math, T_comms)`` of the step's summed FLOPs and
+bytes, as if attention's cache reads overlapped the weight matmuls' arithmetic. A GPU runs the
+kernels one after another, so :class:`DecodeEstimate` also gives each kind of kernel its own two
+times and their **kernel-by-kernel** bound, the sum of each kernel's larger time.
+Each sequence adds one token a step (speculative decoding adds several: ``new_tokens``) and reads
+its own cache (sequences sharing a prefix, read once for all of them, are not modelled).
+
 A **prefill** of ``sequences`` prompts of ``seq_len`` tokens is the same pass over
 ``sequences * seq_len`` tokens, with causal attention (token ``i`` attends to ``i`` positions:
 ``2 * L * N * H * seq_len * (seq_len + 1)`` FLOPs a prompt) and the cache written once.
 
 With ``n_chips > 1`` the model is split by **tensor parallelism**: every weight matrix and the
-KV heads are divided over the chips (a KV head is copied when there are more chips than KV
-heads), each chip does ``1 / n_chips`` of the FLOPs, and two **all-reduces** per layer sum the
+KV heads are divided over the chips (beyond ``K`` chips each KV head is copied onto
+``n_chips / K`` of them, :func:`kv_head_copies`, so a chip's share of the cache stops shrinking
+at ``1 / K``), each chip does ``1 / n_chips`` of the FLOPs, and two **all-reduces** per layer sum the
 partial outputs of ``o_proj`` and ``down_proj``, ``[tokens, D]`` in the output format. An
 all-reduce over ``n`` chips takes ``max(latency, 2 (n - 1) / n * bytes / bandwidth)``: the ring's
 bytes over the chips' link (:meth:`~rooflinelib.specs.Accelerator.scale_up_link`), and never less
@@ -36,7 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -54,6 +62,7 @@ __all__ = [
     "decode_critical_batch",
     "decode_step_time",
     "estimate_decode",
+    "kv_head_copies",
     "max_decode_batch",
     "prefill_time",
     "tensor_parallel_sizes",
@@ -89,6 +98,9 @@ def _kv_dtype(kv_dtype: str | None, prec: Precision) -> str:
 def tensor_parallel_sizes(model: str | Model) -> tuple[int, ...]:
     """The chip counts a model splits over evenly: divisors of its query heads that divide its KV heads or are multiples of them.
 
+    Up to ``K`` chips each holds ``K / n`` whole KV heads; beyond ``K`` each KV head is copied onto
+    ``n / K`` chips (:func:`kv_head_copies`), so those splits do not divide the cache further.
+
     Examples
     --------
     >>> tensor_parallel_sizes("llama-3-70b")     # 64 query heads, 8 KV heads
@@ -96,6 +108,27 @@ def tensor_parallel_sizes(model: str | Model) -> tuple[int, ...]:
     """
     m = get_model(model)
     return tuple(n for n in range(1, m.heads + 1) if m.heads % n == 0 and (m.kv_heads % n == 0 or n % m.kv_heads == 0))
+
+
+def kv_head_copies(model: str | Model, n_chips: int) -> int:
+    """How many chips of a tensor-parallel split hold each KV head: 1 up to ``K`` chips, ``n_chips / K`` beyond.
+
+    Each chip keeps the keys and values of the query heads it computes. With more chips than KV
+    heads a KV head serves query heads on several chips, and each of them keeps a copy: a chip's
+    share of every sequence's cache is ``copies / n_chips``, never less than ``1 / K``.
+
+    Examples
+    --------
+    >>> kv_head_copies("llama-3-70b", 8), kv_head_copies("llama-3-70b", 16)   # 8 KV heads
+    (1, 2)
+    >>> kv_head_copies("llama-3-70b", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_chips must split Llama 3 70B's 64 query heads and 8 KV heads evenly (1, 2, 4, 8, 16, 32, 64), got 3
+    """
+    m = get_model(model)
+    n = _n_chips(m, n_chips)
+    return max(1, n // m.kv_heads)
 
 
 def _n_chips(model: Model, n_chips: int) -> int:
@@ -172,9 +205,16 @@ class DecodeEstimate:
     """One decode step on the roofline, per chip of a group of ``n_chips`` (times in seconds).
 
     ``flops`` and ``hbm_bytes`` are what one chip does and reads (``kv_bytes`` of them the KV
-    cache); ``t_math`` and ``t_comms`` their times at the chip's peak and HBM bandwidth;
+    cache); ``t_math`` and ``t_comms`` their times at the chip's peaks and HBM bandwidth;
     ``allreduces`` the all-reduces a step waits for, taking ``t_allreduce`` together;
-    ``time = max(t_math, t_comms) + t_allreduce``; ``bound`` the larger of the first two.
+    ``time = max(t_math, t_comms) + t_allreduce``, the **whole-step** bound; ``bound`` the larger
+    of the first two.
+
+    The same times split by kernel: ``t_math_matmuls`` and ``t_comms_weights`` are the weight
+    matmuls' arithmetic and the weights they read, ``t_math_attention`` and ``t_comms_cache``
+    attention's arithmetic and the cache it reads. Kernels that run one after another cannot hide
+    one's reads under another's arithmetic: ``time_kernels`` is the sum of each kernel's larger
+    time, plus ``t_allreduce``, never less than ``time``.
     """
 
     model: str
@@ -191,10 +231,46 @@ class DecodeEstimate:
     t_allreduce: float
     time: float
     bound: str
+    t_math_matmuls: float
+    t_comms_weights: float
+    t_math_attention: float
+    t_comms_cache: float
+    time_kernels: float
+
+    @property
+    def matmuls_bound(self) -> str:
+        """The weight matmuls' own verdict, ``"compute-bound"`` or ``"communication-bound"``."""
+        return str(roofline.bottleneck(self.t_math_matmuls, self.t_comms_weights))
+
+    @property
+    def attention_bound(self) -> str:
+        """Attention's own verdict (``"communication-bound"`` whenever its cache is read at all)."""
+        return str(roofline.bottleneck(self.t_math_attention, self.t_comms_cache))
 
     def as_dict(self) -> dict[str, Any]:
         """The estimate as a plain dict, e.g. for JSON."""
         return asdict(self)
+
+
+class _Parts(NamedTuple):
+    """A decode step's counts and times on one chip (floats, or arrays when batch or context are)."""
+
+    flops: FloatOrArray
+    hbm: FloatOrArray
+    kv_bytes: FloatOrArray
+    tm_matmuls: FloatOrArray
+    tm_attention: FloatOrArray
+    tc_weights: FloatOrArray
+    tc_cache: FloatOrArray
+    t_allreduce: FloatOrArray
+
+
+def _peaks(
+    acc: Accelerator, prec: Precision, compute_dtype: str | None, attention_dtype: str | None
+) -> tuple[float, float]:
+    """The peaks of the weight matmuls (``compute_dtype``, default the activations') and of attention (default the same)."""
+    peak = acc.peak(compute_dtype or prec.x)
+    return peak, (peak if attention_dtype is None else acc.peak(attention_dtype))
 
 
 def _decode_parts(
@@ -205,22 +281,32 @@ def _decode_parts(
     kv_dtype: str | None,
     precision: PrecisionLike,
     compute_dtype: str | None,
+    attention_dtype: str | None,
     n_chips: int,
     *,
     scalar: bool = False,
-) -> tuple[FloatOrArray, ...]:
-    """(flops, hbm bytes, kv bytes, T_math, T_comms, T_allreduce) of a decode step, per chip."""
+) -> _Parts:
+    """Every count and time of a decode step, per chip."""
     m, acc, prec = get_model(model), get_accelerator(chip), Precision.from_any(precision)
     B, ctx = _tokens("batch", batch, scalar=scalar), _context(context, scalar=scalar)
     n = _n_chips(m, n_chips)
     kv = kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec))
-    flops = B * (2.0 * m.matmul_params + attention_flops(m, ctx)) / n
-    kv_bytes = B * ctx * kv / min(n, m.kv_heads)
-    hbm = forward_bytes(m, precision=prec) / n + kv_bytes
-    tm = roofline.t_math(flops, acc.peak(compute_dtype or prec.x))
-    tc = roofline.t_comms(hbm, acc.bandwidth("hbm"))
-    t_ar = 2 * m.layers * allreduce_time(acc, B * m.hidden * prec.bytes[2], n)
-    return flops, hbm, kv_bytes, tm, tc, t_ar
+    peak, peak_attention = _peaks(acc, prec, compute_dtype, attention_dtype)
+    mm_flops = B * 2.0 * m.matmul_params / n
+    att_flops = B * attention_flops(m, ctx) / n
+    kv_bytes = B * ctx * kv * kv_head_copies(m, n) / n
+    weights = forward_bytes(m, precision=prec) / n
+    bw = acc.bandwidth("hbm")
+    return _Parts(
+        flops=mm_flops + att_flops,
+        hbm=weights + kv_bytes,
+        kv_bytes=kv_bytes,
+        tm_matmuls=roofline.t_math(mm_flops, peak),
+        tm_attention=roofline.t_math(att_flops, peak_attention),
+        tc_weights=roofline.t_comms(weights, bw),
+        tc_cache=roofline.t_comms(kv_bytes, bw),
+        t_allreduce=2 * m.layers * allreduce_time(acc, B * m.hidden * prec.bytes[2], n),
+    )
 
 
 def decode_step_time(
@@ -232,16 +318,19 @@ def decode_step_time(
     kv_dtype: str | None = None,
     precision: PrecisionLike = "bf16",
     compute_dtype: str | None = None,
+    attention_dtype: str | None = None,
     n_chips: int = 1,
 ) -> FloatOrArray:
     """Roofline time of one decode step of ``batch`` sequences, each with ``context`` tokens of KV cache.
 
     ``max(T_math, T_comms)`` with the weights and every sequence's cache read from HBM and
-    attention's FLOPs counted (see the module's notes), plus the all-reduces when ``n_chips > 1``.
+    attention's FLOPs counted (see the module's notes), plus the all-reduces when ``n_chips > 1``:
+    a whole-step bound (:class:`DecodeEstimate` also gives the kernel-by-kernel one).
     ``precision`` gives the weights' and activations' formats (``Precision("bf16", w="int8")``);
     ``kv_dtype`` the cache's (default: the format the projections write, ``precision.out``, so
-    int4 weights keep a bf16 cache); the FLOPs run at the chip's peak for ``compute_dtype``
-    (default: the activations'). ``batch`` and ``context`` may be arrays (broadcast together).
+    int4 weights keep a bf16 cache); the weight matmuls run at the chip's peak for
+    ``compute_dtype`` (default: the activations'), attention at the peak for ``attention_dtype``
+    (default: the same). ``batch`` and ``context`` may be arrays (broadcast together).
 
     Examples
     --------
@@ -254,8 +343,8 @@ def decode_step_time(
     ...
     ValueError: batch must be > 0, got 0
     """
-    *_, tm, tc, t_ar = _decode_parts(model, chip, batch, context, kv_dtype, precision, compute_dtype, n_chips)
-    out = np.maximum(tm, tc) + t_ar
+    p = _decode_parts(model, chip, batch, context, kv_dtype, precision, compute_dtype, attention_dtype, n_chips)
+    out = np.maximum(p.tm_matmuls + p.tm_attention, p.tc_weights + p.tc_cache) + p.t_allreduce
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -268,6 +357,7 @@ def estimate_decode(
     kv_dtype: str | None = None,
     precision: PrecisionLike = "bf16",
     compute_dtype: str | None = None,
+    attention_dtype: str | None = None,
     n_chips: int = 1,
 ) -> DecodeEstimate:
     """Every part of one decode step (see :func:`decode_step_time`), for one batch size and context.
@@ -277,26 +367,43 @@ def estimate_decode(
     >>> est = estimate_decode("llama-3-70b", "h100-sxm", 1, n_chips=2)
     >>> est.allreduces, f"{est.t_comms * 1e3:.2f} ms", f"{est.t_allreduce * 1e3:.2f} ms"   # 160 x 12.5 us
     (160, '20.75 ms', '2.00 ms')
+
+    Kernel by kernel, 512 sequences of 1,000 tokens: the weight matmuls compute-bound, attention not.
+
+    >>> est = estimate_decode("llama-3-8b", "h100-sxm", 512, context=1000)
+    >>> f"{est.t_math_matmuls * 1e3:.2f} ms > {est.t_comms_weights * 1e3:.2f} ms", est.attention_bound
+    ('7.77 ms > 4.48 ms', 'communication-bound')
+    >>> est.bound, f"{est.time * 1e3:.2f} ms", f"{est.time_kernels * 1e3:.2f} ms"
+    ('communication-bound', '24.51 ms', '27.80 ms')
     """
-    flops, hbm, kv_bytes, tm, tc, t_ar = _decode_parts(
-        model, chip, batch, context, kv_dtype, precision, compute_dtype, n_chips, scalar=True
+    p = _decode_parts(
+        model, chip, batch, context, kv_dtype, precision, compute_dtype, attention_dtype, n_chips, scalar=True
     )
     m, n = get_model(model), int(n_chips)
+    tm_mm, tm_att, tc_w, tc_kv, t_ar = (
+        float(x) for x in (p.tm_matmuls, p.tm_attention, p.tc_weights, p.tc_cache, p.t_allreduce)
+    )
+    tm, tc = tm_mm + tm_att, tc_w + tc_kv
     return DecodeEstimate(
         model=m.key,
         chip=get_accelerator(chip).key,
         batch=float(batch),
         context=float(context),
         n_chips=n,
-        flops=float(flops),
-        hbm_bytes=float(hbm),
-        kv_bytes=float(kv_bytes),
-        t_math=float(tm),
-        t_comms=float(tc),
+        flops=float(p.flops),
+        hbm_bytes=float(p.hbm),
+        kv_bytes=float(p.kv_bytes),
+        t_math=tm,
+        t_comms=tc,
         allreduces=2 * m.layers if n > 1 else 0,
-        t_allreduce=float(t_ar),
-        time=float(max(float(tm), float(tc)) + float(t_ar)),
-        bound=str(roofline.bottleneck(float(tm), float(tc))),
+        t_allreduce=t_ar,
+        time=max(tm, tc) + t_ar,
+        bound=str(roofline.bottleneck(tm, tc)),
+        t_math_matmuls=tm_mm,
+        t_comms_weights=tc_w,
+        t_math_attention=tm_att,
+        t_comms_cache=tc_kv,
+        time_kernels=max(tm_mm, tc_w) + max(tm_att, tc_kv) + t_ar,
     )
 
 
@@ -308,6 +415,8 @@ def decode_critical_batch(
     kv_dtype: str | None = None,
     precision: PrecisionLike = "bf16",
     compute_dtype: str | None = None,
+    attention_dtype: str | None = None,
+    n_chips: int = 1,
 ) -> float:
     """Batch size at which a decode step's T_math reaches its T_comms (``inf`` where it never does).
 
@@ -317,7 +426,10 @@ def decode_critical_batch(
     tokens of cache, each sequence adds ``context * kv`` bytes as well as its FLOPs:
     ``B* = (w P_read / bandwidth) / (f / peak - context * kv / bandwidth)``, with
     ``f = 2 P_mm + 4 L N H context``, which grows without bound as the context nears
-    :func:`decode_context_limit`. Splitting the model over chips changes neither side's ratio.
+    :func:`decode_context_limit`. A tensor-parallel split over no more chips than KV heads divides
+    both sides alike; beyond, each chip's share of the cache is ``copies`` times larger
+    (:func:`kv_head_copies`). This is the whole step's crossing: kernel by kernel, the weight
+    matmuls turn compute-bound at the batch without a cache, whatever the context.
 
     Examples
     --------
@@ -333,9 +445,13 @@ def decode_critical_batch(
     """
     m, acc, prec = get_model(model), get_accelerator(chip), Precision.from_any(precision)
     ctx = float(_context(context, scalar=True))
-    peak, bw = acc.peak(compute_dtype or prec.x), acc.bandwidth("hbm")
+    copies = kv_head_copies(m, n_chips)
+    peak, peak_attention = _peaks(acc, prec, compute_dtype, attention_dtype)
+    bw = acc.bandwidth("hbm")
     kv = kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec))
-    per_sequence = (2.0 * m.matmul_params + float(attention_flops(m, ctx))) / peak - ctx * kv / bw
+    per_sequence = (
+        2.0 * m.matmul_params / peak + float(attention_flops(m, ctx)) / peak_attention - ctx * kv * copies / bw
+    )
     if per_sequence <= 0:
         return math.inf
     return float(forward_bytes(m, precision=prec) / bw / per_sequence)
@@ -348,16 +464,37 @@ def decode_context_limit(
     kv_dtype: str | None = None,
     precision: PrecisionLike = "bf16",
     compute_dtype: str | None = None,
+    attention_dtype: str | None = None,
+    n_chips: int = 1,
+    new_tokens: int = 1,
 ) -> float:
-    """Context length (tokens per sequence) beyond which decode is memory-bound at every batch size.
+    """The context limit: tokens per sequence beyond which the whole decode step is memory-bound at every batch size.
 
-    Each sequence adds ``f / peak`` to T_math, with ``f = 2 P_mm + 4 L N H S``, and
-    ``S * kv / bandwidth`` to T_comms. While the second is smaller, a large enough batch makes
-    the step compute-bound; once it is not, T_comms stays ahead at any batch, since it also
-    holds the weights. Equal at ``S* = 2 P_mm / (kv * peak / bandwidth - 4 L N H)``: the weights'
-    format does not enter, nor the number of chips of a tensor-parallel split with no more chips
-    than KV heads (it divides both times alike). ``inf`` if attention alone is compute-bound (an intensity above the
-    ridge), which no model here comes near.
+    Not the longest context a model accepts: the context at which one more sequence adds as much
+    time to the step's HBM reads as to its arithmetic. Each sequence adds ``f / peak`` to
+    T_math, with ``f = 2 P_mm + 4 L N H S``, and ``S * kv / bandwidth`` to T_comms. While the
+    second is smaller, a large enough batch makes the step compute-bound; once it is not, T_comms
+    stays ahead at any batch, since it also holds the weights. Equal at
+    ``S* = 2 P_mm / (kv * peak / bandwidth - 4 L N H)``.
+
+    What it assumes, each an argument:
+
+    - The **arithmetic's format** (``compute_dtype``, default the activations', and
+      ``attention_dtype``, default the same): fp8 arithmetic doubles the peak the ``2 P_mm``
+      term runs at. The weights' storage format alone does not enter (weight-only quantization).
+    - The **cache's format** (``kv_dtype``) and the chip's ridge.
+    - **One new token** per sequence and step (``new_tokens``): speculative decoding verifies
+      several, each attending to the whole cache, which is read once for all of them:
+      ``S* = 2 q P_mm / (kv * peak / bandwidth - 4 q L N H)``.
+    - A tensor-parallel split (``n_chips``) over no more chips than KV heads divides both times
+      alike; beyond, each KV head is copied (:func:`kv_head_copies`), each chip reads
+      ``copies`` times its share of the cache, and the limit falls about as many times.
+    - Each sequence reads its own cache, and the step is a **whole-step** roofline,
+      ``max(T_math, T_comms)``: kernel by kernel the weight matmuls still turn compute-bound at the
+      batch :func:`decode_critical_batch` gives without a cache, while attention stays memory-bound.
+
+    ``inf`` if attention alone is compute-bound (an intensity above the ridge), which no model
+    here comes near.
 
     Examples
     --------
@@ -365,12 +502,22 @@ def decode_context_limit(
     393
     >>> round(decode_context_limit("llama-3-8b", "tpu-v5e")), round(decode_context_limit("llama-3-70b", "h100-sxm"))
     (484, 1476)
+    >>> round(decode_context_limit("llama-3-70b", "h100-sxm", n_chips=16))     # 2 copies of each KV head
+    728
+    >>> round(decode_context_limit("llama-3-8b", "h100-sxm", precision="fp8", kv_dtype="bf16", attention_dtype="bf16"))
+    197
+    >>> round(decode_context_limit("llama-3-8b", "h100-sxm", new_tokens=4))     # speculative decoding
+    1640
     """
     m, acc, prec = get_model(model), get_accelerator(chip), Precision.from_any(precision)
-    peak, bw = acc.peak(compute_dtype or prec.x), acc.bandwidth("hbm")
+    q = int(_tokens("new_tokens", new_tokens, scalar=True))
+    copies = kv_head_copies(m, n_chips)
+    peak, peak_attention = _peaks(acc, prec, compute_dtype, attention_dtype)
+    bw = acc.bandwidth("hbm")
     kv = kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec))
-    denominator = kv * peak / bw - float(attention_flops(m, 1))
-    return math.inf if denominator <= 0 else float(2.0 * m.matmul_params / denominator)
+    # per sequence and cached token: bytes' time less attention's time; the weight matmuls' time over it
+    denominator = kv * copies / bw - q * float(attention_flops(m, 1)) / peak_attention
+    return math.inf if denominator <= 0 else float(2.0 * q * m.matmul_params / peak / denominator)
 
 
 def max_decode_batch(
@@ -386,8 +533,10 @@ def max_decode_batch(
 
     Each chip of a group of ``n_chips`` holds ``1 / n_chips`` of the weights (all of them, in
     ``precision.w``: :func:`~rooflinelib.models.weight_bytes`) and its share of every sequence's
-    cache, ``context * kv / min(n_chips, K)``. Nothing is left for activations or the runtime,
-    so a real server fits fewer.
+    cache, ``context * kv * copies / n_chips`` (:func:`kv_head_copies`: ``1 / K`` of it beyond
+    ``K`` chips). This is an upper bound: it counts the whole capacity the device reports, of
+    which a program can allocate less (the CUDA context and the runtime keep some), and leaves
+    nothing for activations, so a real server fits fewer.
 
     Examples
     --------
@@ -404,7 +553,7 @@ def max_decode_batch(
     spare = acc.hbm_capacity - weight_bytes(m, prec.w) / n
     if spare <= 0:
         return 0
-    per_sequence = ctx * kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec)) / min(n, m.kv_heads)
+    per_sequence = ctx * kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec)) * kv_head_copies(m, n) / n
     return int(spare // per_sequence)
 
 
@@ -446,7 +595,7 @@ def prefill_time(
     hbm: FloatOrArray = forward_bytes(m, precision=prec) / n
     if attention:
         flops = flops + P * attention_flops(m, S, prefill=True)
-        hbm = hbm + tokens * kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec)) / min(n, m.kv_heads)
+        hbm = hbm + tokens * kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec)) * kv_head_copies(m, n) / n
     tm = roofline.t_math(flops / n, acc.peak(compute_dtype or prec.x))
     tc = roofline.t_comms(hbm, acc.bandwidth("hbm"))
     out = np.maximum(tm, tc) + 2 * m.layers * allreduce_time(acc, tokens * m.hidden * prec.bytes[2], n)

@@ -24,6 +24,7 @@ H100_CAP = 81_559 * 2**20  # what an H100 SXM reports to nvidia-smi: 85,520,809,
 H200_CAP = 143_771 * 2**20  # 150,754,820,096 bytes
 V5E_PEAK, V5E_HBM, V5E_CAP = 1.97e14, 8.19e11, 16 * 2**30
 B200_PEAK, B200_HBM = 2.25e15, 7.7e12
+H200_PEAK, H200_HBM = 9.895e14, 4.8e12  # the H100's dense bf16 peak, 4.8 TB/s: a ridge of 206.1
 T1_H100 = READ_8B / H100_HBM  # 4.4806 ms
 B_STAR_H100 = H100_PEAK / H100_HBM * READ_8B / FLOPS_8B  # 295.38
 KV_8B, KV_70B = 2 * 32 * 8 * 128 * 2, 2 * 80 * 8 * 128 * 2  # 131,072 and 327,680 bytes a token
@@ -116,6 +117,9 @@ CAPSTONE = {
     "b_floor": "295",
     "tps1": f"{1 / T1_H100:,.0f}",  # 223
     "tps_star": f"{295 / T1_H100:,.0f}",  # 65,840
+    "tps_star_128": f"{295 / step_8b(295, 128):,.0f}",  # 49,514: 295 caches of 128 tokens add 4.95 GB
+    "tps_star_1024": f"{295 / step_8b(295, 1024):,.0f}",  # 18,098
+    "ctx_tenth_star": f"{0.1 * READ_8B / (295 * KV_8B):.0f}",  # 38.8 tokens each add a tenth to 15.01 GB
     "S": "2048",
     "S4": "512",
     "S8k": "8192",
@@ -127,6 +131,9 @@ CAPSTONE = {
     "att_2k": f"{ATT_8B * 2049 / 2 / FLOPS_8B:.1%}",  # 3.6%
     "att_8k": f"{ATT_8B * 8193 / 2 / FLOPS_8B:.1%}",  # 14.3%
     "att_32k": f"{ATT_8B * 32769 / 2 / FLOPS_8B:.1%}",  # 57.2%
+    "lm_share": f"{128_256 * 4096 * 2 / FLOPS_8B:.0%}",  # the output layer: 525,336,576 of 7,504,658,432 = 7.0%
+    # logits for the last position only: 32768 * 2 * (P_mm - V D) + 2 V D matmul FLOPs
+    "att_32k_last": f"{ATT_8B * 32768 * 32769 / 2 / (32768 * (FLOPS_8B - 2 * EMBED_8B) + 2 * EMBED_8B):.1%}",  # 61.5%
     "prefill_tps": f"{2048 / prefill_8b(1, 2048):,.0f}",  # 63,648
     "prefill_gain": f"{2048 / prefill_8b(1, 2048) * T1_H100:.1f}",  # 285.2
     "kv_dim8": "1,024",
@@ -162,6 +169,25 @@ CAPSTONE = {
     "limit8_v5e": f"{limit(FLOPS_8B, KV_8B, ATT_8B, V5E_PEAK, V5E_HBM):,.0f}",  # 484
     "limit70_h100": f"{limit(2 * MM_70B, KV_70B, ATT_70B, H100_PEAK, H100_HBM):,.0f}",  # 1,476
     "limit8_fp8": f"{limit(FLOPS_8B, KV_8B / 2, ATT_8B, H100_PEAK, H100_HBM):,.0f}",  # 797
+    "limit8_h200": f"{limit(FLOPS_8B, KV_8B, ATT_8B, H200_PEAK, H200_HBM):,.0f}",  # 566: ridge 206.1
+    "ridge_h200": "206.1",  # 9.895e14 / 4.8e12
+    # fp8 weights and activations: the matmuls at 1.979e15, attention and the cache in bf16
+    "limit8_fp8_arith": f"{FLOPS_8B / (2 * H100_PEAK) / (KV_8B / H100_HBM - ATT_8B / H100_PEAK):,.0f}",  # 197
+    "spec_tokens": "4",
+    # 4 new tokens a sequence, each cache read once: 2 * 4 P_mm / (kv ridge - 4 * 4 L N H)
+    "limit8_spec": f"{limit(4 * FLOPS_8B, KV_8B, 4 * ATT_8B, H100_PEAK, H100_HBM):,.0f}",  # 1,640
+    # 16 chips, 8 KV heads: each chip reads 1/8 of every cache, twice its 1/16 share
+    "limit70_h100_16": f"{limit(2 * MM_70B, 2 * KV_70B, ATT_70B, H100_PEAK, H100_HBM):,.0f}",  # 728
+    "tp_beyond": "16",  # the first split of 64 query heads over more chips than 8 KV heads
+    "kv_copies70_16": "2",  # 16 / 8
+    "att70_16": f"{ATT_70B / 16 / (KV_70B / 8):.0f}",  # 4: a 16th of the FLOPs on an 8th of the cache
+    # kernel by kernel, 512 sequences of 1,000 tokens on an H100
+    "kern_mm_math": f"{512 * FLOPS_8B / H100_PEAK * 1e3:.2f}",  # 7.77
+    "kern_mm_read": f"{T1_H100 * 1e3:.2f}",  # 4.48
+    "kern_att_read": f"{512 * 1000 * KV_8B / H100_HBM * 1e3:.2f}",  # 20.03
+    "kern_att_math": f"{512 * 1000 * ATT_8B / H100_PEAK * 1e3:.2f}",  # 0.27
+    "kern_time": f"{(512 * FLOPS_8B / H100_PEAK + 512 * 1000 * KV_8B / H100_HBM) * 1e3:.2f}",  # 27.80
+    "kern_whole": f"{step_8b(512, 1000) * 1e3:.2f}",  # 24.51
     "v5e_tokens_at_bstar": "35",  # 1.12e9 / (240.5 * 131,072) = 35.5
     "quiz_ctx": "1,000",
     "quiz_big": "512",
@@ -202,6 +228,8 @@ SUMMARY = {
     "sum_bcrit_int8w": "120",
     "b_exact_8192": "255",
     "d_star_min": "8756",  # the first whole D past 2 * 1.97e14 / 4.5e10 = 8755.6
+    "sum_v5e_peak": "1.97e14",
+    "sum_v5e_link": "4.5e10",
     "w8_bf16": "16.06",
     "fit70_h100": "2",
     "fit70_h200": "1",  # 141.11e9 < 150.75e9
@@ -213,6 +241,9 @@ SUMMARY = {
     "sum_t_ctx": CAPSTONE["t_ctx_ms"],
     "sum_t_noctx": "4.48",
     "sum_limit8": CAPSTONE["limit8_h100"],
+    "sum_limit8_fp8_arith": CAPSTONE["limit8_fp8_arith"],
+    "sum_crit_min": CAPSTONE["crit_mlp"],  # 325.6: the MLP's matrices, the widest
+    "sum_crit_max": CAPSTONE["crit_kv"],  # 461.9: k and v, the narrowest
     "sum_att8": "4",
     "sum_att_2k": CAPSTONE["att_2k"],
     "sum_ar70": "160",
@@ -244,7 +275,27 @@ CLAIMS = {
         "the decode times here are lower bounds",
         "the step takes 14.74 ms instead of 4.48",
         "For Llama 3 8B on an H100 the limit is 393 tokens, on a TPU v5e 484",
-        "decode is memory-bound at every batch size",
+        "a decode step taken whole is memory-bound at every batch size",
+        "one step takes at least 4.48 ms",
+        "That is a roofline bound",
+        "writes at most 65,840 tokens/s for the same cost per step, but only while the caches are nearly empty",
+        "not the longest context a model accepts",
+        "A shorter context moves you below the limit; the limit itself moves with the cache’s format",
+        "with the chip’s ridge (an H200: 566)",
+        "kernel by kernel, the weight matmuls of 512 sequences are compute-bound; attention never is",
+        "the weight matmuls take 7.77 ms of arithmetic for 4.48 ms of weight reads, compute-bound",
+        "attention stays memory-bound at any batch",
+        "checking 4 a step moves Llama 3 8B’s limit on an H100 to 1,640 tokens",
+        "With int8 weights and bf16 arithmetic it stays at 393 tokens",
+        "the limit falls to 197 tokens, with the cache and attention still in bf16",
+        "on 16 chips each KV head is copied onto 2",
+        "Llama 3 70B’s context limit falls from 1,476 tokens to 728",
+        "two H100s hold at most 22 sequences",
+        "A single H200 holds the weights and at most 7 such sequences",
+        "the weights leave at most 1.12 GB free",
+        "between 325.6 and 461.9 tokens",
+        "FLOP counts for model FLOPs utilization often take the whole square, twice as many",
+        "against that count attention adds 61.5% at 32768 tokens",
         "fit on one H200",
         "a prefill of fewer than 295 tokens in all still waits on the weights",
         "the largest batches here are upper bounds",
@@ -255,7 +306,19 @@ CLAIMS = {
         "back up to 239.9",
         "The table below counts the weights alone",
     ],
-    "summary": ["D \\ge 8756"],  # D > 8755.6 from D = 8756 on
+    "summary": [
+        "D \\ge 8756",  # D > 8755.6 from D = 8756 on
+        "the book’s TPU v5e, 1.97e14 FLOPs/s over an ICI link of 4.5e10 bytes/s",
+        "an H100 holds at most 529,939 tokens of it beside the weights",
+        "of which a program can allocate less",
+        "The times are roofline bounds",
+        "not a model’s longest context",
+        "393 tokens per sequence in bf16, 197 with fp8 weights and activations (attention in bf16)",
+        "fp8 arithmetic runs the",
+        "each matmul from 325.6 to 461.9 tokens",
+        "the larger of the two, not their sum",
+        "that latency is NCCL’s, measured on Hopper (H20) GPUs",
+    ],
 }
 
 
@@ -269,6 +332,14 @@ NEVER = {
     ),
     "four prompts as long as one, attention left out": re.compile(r"take exactly as long"),
     "n_chips as perfect scaling with no communication": re.compile(r"adds no communication"),
+    "a shorter context moving the context limit": re.compile(r"or a shorter\s+context moves the limit"),
+    "HBM filling before the arithmetic catches up, beside 'no batch of any size'": re.compile(r"HBM fills long before"),
+    "the weights' format never entering the context limit": re.compile(r"The weights’ format does not enter"),
+    "the cache untouched by quantization, the arithmetic left out": re.compile(r"touches the cache:"),
+    "prefill compute-bound from B* tokens, activations left out": re.compile(r"once it holds about"),
+    "attention's intensity fixed whatever the batch, unconditionally": re.compile(r"No batch moves it\."),
+    "an H100 holding a cache with no 'at most'": re.compile(r"an H100 holds \d"),
+    "a step time given without its bound": re.compile(r"one step takes \d"),
 }
 
 
@@ -311,11 +382,19 @@ def test_capstone_tables() -> None:
     ]
     assert limits["Llama 3 70B"][1] == f"{limit(2 * MM_70B, KV_70B, ATT_70B, H100_PEAK, H100_HBM):,.0f}"
     headers, rows = _table("real-model-real-chips", 5)  # Llama 3 70B on 2, 4 and 8 H100s
+    assert headers[3:5] == ["largest batch at 4,096 tokens", "B at 4,096 tokens"]
+    batches = []
     for row, n in zip(rows, (2, 4, 8), strict=True):
         t1, ar1 = step_70b(n)
-        t64, ar64 = step_70b(n, 64, 4096)
-        maxb = int((H100_CAP - PARAMS_70B * 2 / n) // (4096 * KV_70B / min(n, 8)))
-        assert row == [str(n), f"{t1 * 1e3:.2f}", f"{ar1 / t1:.0%}", f"{t64 * 1e3:.2f}", f"{ar64 / t64:.0%}", str(maxb)]
+        maxb = int((H100_CAP - PARAMS_70B * 2 / n) // (4096 * KV_70B / min(n, 8)))  # 22, 149, 404
+        batch = min(64, maxb)  # 64 sequences, or all that fit beside the weights
+        t_b, ar_b = step_70b(n, batch, 4096)
+        assert row == [str(n), f"{t1 * 1e3:.2f}", f"{ar1 / t1:.0%}", str(maxb), str(batch)] + [
+            f"{t_b * 1e3:.2f}",
+            f"{ar_b / t_b:.0%}",
+        ]
+        batches.append(int(row[4]))
+    assert batches == [22, 64, 64], "every row runs a batch whose caches fit beside its weights"
     headers, rows = _table("real-model-real-chips", 6)  # quantized weights
     bf16 = next(r for r in rows if r[:2] == ["bf16", "bf16"])
     assert bf16[2:] == ["18.33", "240.5", "4.48", "295.4", "1.95", "292.2"]  # 15.01e9 / 8.19e11, 3.35e12, 7.7e12

@@ -446,7 +446,7 @@ def test_summary_rounds_thresholds_the_safe_way() -> None:
     kv_per_token = 2 * llama.layers * llama.kv_heads * llama.head_dim * 2  # keys and values, bf16
     # an H100 SXM reports 81,559 MiB; whole tokens only: a part-token does not fit
     tokens = (81_559 * 2**20 - 2 * llama.params) / kv_per_token
-    assert f"an H100 holds {int(tokens):,} tokens of it" in text
+    assert f"an H100 holds at most {int(tokens):,} tokens of it" in text  # the whole reported capacity: at most
 
 
 def test_pages_after_the_problems_warn_before_they_show_answers() -> None:

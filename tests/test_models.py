@@ -265,6 +265,90 @@ def test_the_context_limit_holds_on_each_chip_of_a_split(n_chips: int) -> None:
         assert est.bound == bound
 
 
+# Llama 3 70B: 2 P_mm = 2 * 69,501,714,432; kv 327,680 bytes a token; 4 L N H = 4 * 80 * 64 * 128
+MM2_70B, KV_70B, ATT_70B = 2 * 69_501_714_432, 327_680, 4 * 80 * 64 * 128
+
+
+@pytest.mark.parametrize(("n_chips", "copies"), [(1, 1), (2, 1), (4, 1), (8, 1), (16, 2), (32, 4), (64, 8)])
+def test_beyond_its_kv_heads_a_split_copies_each_one(n_chips: int, copies: int) -> None:
+    # Llama 3 70B has 8 KV heads: 16 chips hold each twice, and a chip's share of the cache stays 1/8
+    assert rl.kv_head_copies("llama-3-70b", n_chips) == copies
+    est = rl.estimate_decode("llama-3-70b", "h100-sxm", 4, context=1000, n_chips=n_chips)
+    assert est.kv_bytes == 4 * 1000 * KV_70B / min(n_chips, 8)
+    # attention's intensity on each chip: 4 L N H S / n FLOPs over its share of the bytes, 8 FLOPs/byte up to 8 chips
+    attention = 4 * ATT_70B * 1000 / n_chips
+    assert attention / est.kv_bytes == pytest.approx(64 / 8 * min(n_chips, 8) / n_chips)
+
+
+def test_the_context_limit_falls_beyond_the_kv_heads() -> None:
+    # 16 chips: each reads twice its 1/16 of the cache, so S* = 2 P_mm / (2 kv ridge - 4 L N H) = 728, not 1,476
+    want = MM2_70B / (2 * KV_70B * PEAK / HBM - ATT_70B)
+    limit = rl.decode_context_limit("llama-3-70b", "h100-sxm", n_chips=16)
+    assert limit == pytest.approx(want) and round(limit) == 728
+    assert rl.decode_context_limit("llama-3-70b", "h100-sxm", n_chips=8) == pytest.approx(
+        MM2_70B / (KV_70B * PEAK / HBM - ATT_70B)
+    )
+    below, above = math.floor(limit) - 5, math.ceil(limit) + 5
+    for context, bound in ((below, "compute-bound"), (above, "communication-bound")):
+        est = rl.estimate_decode("llama-3-70b", "h100-sxm", 10**6, context=context, n_chips=16)
+        assert est.bound == bound
+    assert rl.decode_critical_batch("llama-3-70b", "h100-sxm", context=above, n_chips=16) == math.inf
+    assert rl.decode_critical_batch("llama-3-70b", "h100-sxm", context=above, n_chips=8) < math.inf
+
+
+def test_the_context_limit_with_fp8_arithmetic() -> None:
+    # fp8 weights and activations, bf16 cache and attention: the 2 P_mm FLOPs run at 1.979e15 FLOPs/s
+    # S* = (2 P_mm / peak_fp8) / (kv / bw - 4 L N H / peak_bf16) = 196.5
+    want = (FLOPS_8B / (2 * PEAK)) / (KV_8B / HBM - ATT_8B / PEAK)
+    got = rl.decode_context_limit("llama-3-8b", "h100-sxm", precision="fp8", kv_dtype="bf16", attention_dtype="bf16")
+    assert got == pytest.approx(want) and round(got) == 197
+    below, above = math.floor(got) - 2, math.ceil(got) + 2
+    for context, bound in ((below, "compute-bound"), (above, "communication-bound")):
+        est = rl.estimate_decode(
+            "llama-3-8b", "h100-sxm", 10**6, context=context, precision="fp8", kv_dtype="bf16", attention_dtype="bf16"
+        )
+        assert est.bound == bound
+    # int8 weights with bf16 arithmetic leave it where it was
+    int8_w = rl.Precision("bf16", w="int8")
+    assert rl.decode_context_limit("llama-3-8b", "h100-sxm", precision=int8_w) == rl.decode_context_limit(
+        "llama-3-8b", "h100-sxm"
+    )
+
+
+def test_the_context_limit_of_speculative_decoding() -> None:
+    # 4 new tokens a sequence, the cache read once: S* = 2 * 4 P_mm / (kv ridge - 4 * 4 L N H) = 1,639.6
+    want = 4 * FLOPS_8B / (KV_8B * PEAK / HBM - 4 * ATT_8B)
+    got = rl.decode_context_limit("llama-3-8b", "h100-sxm", new_tokens=4)
+    assert got == pytest.approx(want) and round(got) == 1640
+    with pytest.raises(ValueError, match="new_tokens must be > 0, got 0"):
+        rl.decode_context_limit("llama-3-8b", "h100-sxm", new_tokens=0)
+
+
+def test_kernel_by_kernel_the_weight_matmuls_turn_compute_bound_at_any_context() -> None:
+    # 512 sequences of 1,000 tokens: the whole step is memory-bound (past the context limit, 393) ...
+    est = rl.estimate_decode("llama-3-8b", "h100-sxm", 512, context=1000)
+    assert est.bound == "communication-bound"
+    # ... but the weight matmuls alone do 512 * 2 P_mm FLOPs (7.77 ms) on 15.01 GB of weights (4.48 ms)
+    assert est.t_math_matmuls == pytest.approx(512 * FLOPS_8B / PEAK)
+    assert est.t_comms_weights == pytest.approx(READ_8B / HBM)
+    assert est.matmuls_bound == "compute-bound"
+    # and attention reads 512 * 1000 * 131,072 bytes (20.03 ms) for 512 * 1000 * 524,288 FLOPs (0.27 ms)
+    assert est.t_comms_cache == pytest.approx(512 * 1000 * KV_8B / HBM)
+    assert est.t_math_attention == pytest.approx(512 * 1000 * ATT_8B / PEAK)
+    assert est.attention_bound == "communication-bound"
+    # run one after the other, the kernels take the sum of their larger times, more than the whole-step bound
+    kernels = 512 * FLOPS_8B / PEAK + 512 * 1000 * KV_8B / HBM
+    assert est.time_kernels == pytest.approx(kernels) and est.time_kernels > est.time
+    assert est.time == pytest.approx(max((512 * (FLOPS_8B + 1000 * ATT_8B)) / PEAK, (READ_8B + 512e3 * KV_8B) / HBM))
+    # the matmuls' crossing is the batch without a cache, 295.4, whatever the context
+    for context in (0, 1000, 32768):
+        assert rl.estimate_decode("llama-3-8b", "h100-sxm", 296, context=context).matmuls_bound == "compute-bound"
+        assert rl.estimate_decode("llama-3-8b", "h100-sxm", 295, context=context).matmuls_bound != "compute-bound"
+    # with no cache the two bounds agree
+    none = rl.estimate_decode("llama-3-8b", "h100-sxm", 64)
+    assert none.time_kernels == none.time and none.attention_bound == "compute-bound"
+
+
 def test_the_critical_batch_with_a_cache() -> None:
     # B* = (w P_read / bw) / ((2 P_mm + 4 L N H S) / peak - S kv / bw), S = 128
     want = (READ_8B / HBM) / ((FLOPS_8B + ATT_8B * 128) / PEAK - 128 * KV_8B / HBM)
