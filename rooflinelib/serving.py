@@ -165,18 +165,23 @@ def attention_flops(model: str | Model, context: ArrayLike, *, prefill: bool = F
     return per_position * ctx * (ctx + 1) / 2 if prefill else per_position * ctx
 
 
-def allreduce_time(chip: str | Accelerator, num_bytes: ArrayLike, n_chips: int) -> FloatOrArray:
+def allreduce_time(
+    chip: str | Accelerator, num_bytes: ArrayLike, n_chips: int, *, latency: float | None = None
+) -> FloatOrArray:
     """Time of one all-reduce of ``num_bytes`` over ``n_chips`` chips: ``max(latency, 2 (n-1)/n * bytes / bandwidth)``.
 
     A ring all-reduce sends each chip's ``num_bytes`` in ``n`` pieces twice round the ring (a
     reduce-scatter, then an all-gather), over the chip's link to its group
     (:meth:`~rooflinelib.specs.Accelerator.scale_up_link`, one way); no all-reduce is taken to be
-    faster than the link's ``collective_latency``, a measured small all-reduce. One chip needs none: 0.
+    faster than the link's ``collective_latency``, a measured small all-reduce, or than ``latency``
+    (seconds) where given, to ask what a faster library would change. One chip needs none: 0.
 
     Examples
     --------
     >>> allreduce_time("h100-sxm", 2 * 8192, 2)     # one token of Llama 3 70B: latency-bound, 12.5 us
     1.25e-05
+    >>> allreduce_time("h100-sxm", 2 * 8192, 2, latency=3e-6)
+    3e-06
     >>> allreduce_time("b200", 1e6, 2)
     Traceback (most recent call last):
     ...
@@ -188,12 +193,16 @@ def allreduce_time(chip: str | Accelerator, num_bytes: ArrayLike, n_chips: int) 
     if n == 1:
         return 0.0 if np.ndim(nbytes) == 0 else np.zeros_like(nbytes)
     link = acc.scale_up_link()
-    if link.collective_latency is None:
+    if latency is not None:
+        lat = float(as_number("latency", latency, "s", scalar=True))
+    elif link.collective_latency is None:
         raise KeyError(
             f"{acc.name} has no collective_latency for its {link.name!r} link in the spec table; "
             "use a chip that has one, such as 'h100-sxm'"
         )
-    out = np.maximum(link.collective_latency, 2 * (n - 1) / n * np.asarray(nbytes) / link.bandwidth)
+    else:
+        lat = link.collective_latency
+    out = np.maximum(lat, 2 * (n - 1) / n * np.asarray(nbytes) / link.bandwidth)
     return float(out) if np.ndim(out) == 0 else out
 
 
@@ -555,6 +564,42 @@ def max_decode_batch(
         return 0
     per_sequence = ctx * kv_cache_bytes_per_token(m, _kv_dtype(kv_dtype, prec)) * kv_head_copies(m, n) / n
     return int(spare // per_sequence)
+
+
+def capacity_crossing(
+    model: str | Model,
+    chip: str | Accelerator,
+    *,
+    kv_dtype: str | None = None,
+    precision: PrecisionLike = "bf16",
+    n_chips: int = 1,
+) -> int:
+    """The shortest context (whole tokens) from which no batch that fits in HBM is compute-bound.
+
+    From there on :func:`max_decode_batch` falls below :func:`decode_critical_batch`: the step is
+    memory-bound at every batch the chips can hold, before the context limit
+    (:func:`decode_context_limit`), where the critical batch grows without bound. The largest batch
+    counts the whole reported capacity (an upper bound), so this context is an upper bound too.
+
+    Examples
+    --------
+    >>> capacity_crossing("llama-3-8b", "h100-sxm"), capacity_crossing("llama-3-70b", "h100-sxm", n_chips=2)
+    (323, 256)
+    """
+    m = get_model(model)
+    kw = dict(kv_dtype=kv_dtype, precision=precision, n_chips=n_chips)
+
+    def short(ctx: int) -> bool:
+        return max_decode_batch(m, chip, ctx, **kw) < decode_critical_batch(m, chip, context=ctx, **kw)  # type: ignore[arg-type]
+
+    hi = math.ceil(decode_context_limit(m, chip, **kw))  # type: ignore[arg-type]
+    lo = 1
+    if short(lo):
+        return lo
+    while hi - lo > 1:  # short(lo) is False, short(hi) is True: B* is infinite from the limit on
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if short(mid) else (mid, hi)
+    return hi
 
 
 # ----------------------------------------------------------------------------- prefill

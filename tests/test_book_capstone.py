@@ -278,7 +278,8 @@ CLAIMS = {
         "a decode step taken whole is memory-bound at every batch size",
         "one step takes at least 4.48 ms",
         "That is a roofline bound",
-        "writes at most 65,840 tokens/s for the same cost per step, but only while the caches are nearly empty",
+        "writes at most 65,840 tokens/s for the same cost per step.",
+        "It also holds only while the caches are nearly empty",
         "not the longest context a model accepts",
         "A shorter context moves you below the limit; the limit itself moves with the cache’s format",
         "with the chip’s ridge (an H200: 566)",
@@ -299,9 +300,12 @@ CLAIMS = {
         "fit on one H200",
         "a prefill of fewer than 295 tokens in all still waits on the weights",
         "the largest batches here are upper bounds",
-        "In this count the 160 of them cost 2.00 ms whatever the number of chips",
+        "In this count, at 12.5 µs each, the 160 of them cost 2.00 ms whatever the number of chips",
         "With sequences of different lengths, what counts is their average",
-        "fewer GPUs, or kernels written for the purpose, can do better",
+        "a pessimistic assumption, not a floor",
+        "counting weight bytes only, the whole chain turns compute-bound",
+        "a step that overlaps them poorly takes up to their sum, twice as long",
+        "These limits set arithmetic against bandwidth and ignore capacity",
         "so a tensor-parallel split of the 9 TPU v5es its bf16 weights need takes 16",
         "back up to 239.9",
         "The table below counts the weights alone",
@@ -382,18 +386,23 @@ def test_capstone_tables() -> None:
     ]
     assert limits["Llama 3 70B"][1] == f"{limit(2 * MM_70B, KV_70B, ATT_70B, H100_PEAK, H100_HBM):,.0f}"
     headers, rows = _table("real-model-real-chips", 5)  # Llama 3 70B on 2, 4 and 8 H100s
-    assert headers[3:5] == ["largest batch at 4,096 tokens", "B at 4,096 tokens"]
+    assert headers[4:6] == ["largest batch at 4,096 tokens", "B at 4,096 tokens"]
     batches = []
     for row, n in zip(rows, (2, 4, 8), strict=True):
         t1, ar1 = step_70b(n)
         maxb = int((H100_CAP - PARAMS_70B * 2 / n) // (4096 * KV_70B / min(n, 8)))  # 22, 149, 404
         batch = min(64, maxb)  # 64 sequences, or all that fit beside the weights
         t_b, ar_b = step_70b(n, batch, 4096)
-        assert row == [str(n), f"{t1 * 1e3:.2f}", f"{ar1 / t1:.0%}", str(maxb), str(batch)] + [
+        low1 = 160 * 3e-6  # the same all-reduces at 3 us each, latency-bound both times
+        low_b = 160 * max(3e-6, 2 * (n - 1) / n * batch * 8192 * 2 / NVLINK)
+        assert row == [str(n), f"{t1 * 1e3:.2f}", f"{ar1 / t1:.0%}", f"{low1 / (t1 - ar1 + low1):.0%}"] + [
+            str(maxb),
+            str(batch),
             f"{t_b * 1e3:.2f}",
             f"{ar_b / t_b:.0%}",
+            f"{low_b / (t_b - ar_b + low_b):.0%}",
         ]
-        batches.append(int(row[4]))
+        batches.append(int(row[5]))
     assert batches == [22, 64, 64], "every row runs a batch whose caches fit beside its weights"
     headers, rows = _table("real-model-real-chips", 6)  # quantized weights
     bf16 = next(r for r in rows if r[:2] == ["bf16", "bf16"])
@@ -429,3 +438,55 @@ def test_capstone_has_a_self_check_on_the_context_limit() -> None:
     text = " ".join(article("real-model-real-chips").get_text(" ").split())
     assert "Self-check. Llama 3 8B decodes conversations of 1,000 tokens each on an H100" in text
     assert "None: 1,000 tokens is beyond the context limit." in text
+
+
+def _crossing(fits, bstar) -> int:  # type: ignore[no-untyped-def]
+    """The first whole context at which the largest batch that fits is below B*(S), by counting up."""
+    s = 1
+    while fits(s) >= bstar(s):
+        s += 1
+    return s
+
+
+def _crossing_70b(n: int) -> int:
+    def fits(s: int) -> int:  # (capacity - weights / n) // (one sequence's cache / n); n <= 8 KV heads
+        return int((H100_CAP - PARAMS_70B * 2 / n) // (s * KV_70B / n))
+
+    def bstar(s: int) -> float:  # weight read time over what one sequence adds to T_math less T_comms
+        return (READ_70B / n / H100_HBM) / ((2 * MM_70B + ATT_70B * s) / n / H100_PEAK - s * KV_70B / n / H100_HBM)
+
+    return _crossing(fits, bstar)
+
+
+def _crossing_8b() -> int:
+    def fits(s: int) -> int:
+        return int((H100_CAP - PARAMS_8B * 2) // (s * KV_8B))
+
+    def bstar(s: int) -> float:
+        return (READ_8B / H100_HBM) / ((FLOPS_8B + ATT_8B * s) / H100_PEAK - s * KV_8B / H100_HBM)
+
+    return _crossing(fits, bstar)
+
+
+def _crit(d: int, f: int) -> float:
+    """A bf16 matmul's critical batch with its activations: T D F / (T D + D F + T F) = ridge, solved for T."""
+    ridge = H100_PEAK / H100_HBM
+    return ridge * d * f / (d * f - ridge * (d + f))
+
+
+def test_capacity_fused_and_latency_figures() -> None:
+    share = {k: text for k, text in glued("real-model-real-chips")}
+    for n, rough in ((2, 260), (4, 880), (8, 1180)):
+        expected = _crossing_70b(n)
+        assert abs(expected - rough) < 0.03 * rough  # the review's own estimate
+        assert share[f"cap70_{n}"] == f"{expected:,}"
+    assert share["cap8_h100"] == f"{_crossing_8b():,}"
+    assert abs(_crossing_8b() - 322) <= 2
+    qkv, gate_up = _crit(4096, 4096 + 2 * 1024), _crit(4096, 2 * 14336)
+    assert share["crit_qkv"] == f"{qkv:.1f}" and share["crit_gu"] == f"{gate_up:.1f}"
+    assert share["crit_fused_max"] == f"{_crit(4096, 4096):.1f}" == "345.2"
+    low = 160 * 3e-6  # 160 all-reduces at 3 us, latency-bound at B = 1
+    step8, ar8 = step_70b(8)
+    assert share["ar_share8_low"] == f"{low / (step8 - ar8 + low):.0%}"
+    summary = {k: text for k, text in glued("summary")}
+    assert summary["sum_crit_fused_max"] == f"{_crit(4096, 4096):.1f}"
