@@ -444,15 +444,18 @@ def test_quoted_source_says_it(what):
 
 
 def test_measured_knee_is_placed():
-    """The build measures every size of its sweep, so the knee analysis always has a result."""
+    """The build measures every size of its sweep, so the knee analysis always has a result: the knee, or, when
+    the machine was too busy for a steady sweep, a plain statement that there is none to place (whichever this
+    machine measured: tests/test_book_review.py checks that the sentence fits the numbers shown)."""
     text = " ".join(prose_blocks("measure-your-machine"))
     assert "too few sizes" not in text
     assert "measured sweep (8 sizes, B from 1 to 128)" in text
     assert re.search(
         r"reaches 80% of its plateau at B ≈ [\d.]+, [\d.]+ times the prediction"
-        r"|already reaches 80% of its plateau at its smallest size",
+        r"|already reaches 80% of its plateau at its smallest size"
+        r"|so this run is too noisy to place a knee or a plateau",
         text,
-    ), "the measurement paragraph should place the knee"
+    ), "the measurement paragraph should place the knee, or say why it cannot"
 
 
 CHAPTERS = [
