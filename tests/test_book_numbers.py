@@ -213,10 +213,11 @@ CLAIMS = {
         "At BW1 it reaches 25 % of the peak, at BW2 50 %",
         "Their peaks span a factor of 11.4, their ridge points a factor of 2.7",  # H200 206.1 to v6e 560.4
         "Each execution unit has its own compute roof",
-        # A100 3.12e14 / 2.039e12 = 153.0; 989.5 / 312 = 3.2 times the peak, 3.35 / 2.039 = 1.6 times the bandwidth
-        "peak grew 3.2 times and HBM bandwidth only 1.6 times, so the ridge nearly doubled from 153.0 FLOPs/byte",
+        # A100 3.12e14 / 2.039e12 = 153.0, B200 2.25e15 / 7.7e12 = 292.2; 2250 / 312 = 7.2 times the peak,
+        # 7.7 / 2.039 = 3.8 times the bandwidth (the A100 to the H100 would give the H100's ridge, Question 5's answer)
+        "peak grew 7.2 times and HBM bandwidth only 3.8 times, so the ridge nearly doubled, from 153.0 to 292.2",
         "from the TPU v5e to the v6e it went from 240.5 to 560.4",  # 1.97e14 / 8.19e11, 9.18e14 / 1.638e12
-        "its ridge falls back to 206.1",  # H200: 9.895e14 / 4.8e12
+        "so its ridge, 206.1, lies below the H100",  # H200: 9.895e14 / 4.8e12
     ],
     "matrix-multiplication": [
         "critical batch size of 240 tokens",

@@ -308,6 +308,56 @@ def test_point_above_the_roof_is_explained() -> None:
 # --- answers shown before the problems -------------------------------------------------------
 
 
+_H100 = re.compile(r"\bH100\b(?! PCIe| NVL)|\bh100(?:-sxm)?\b(?!-)")
+_RIDGE = re.compile(r"\bridge\b|critical (?:batch|intensity)", re.I)
+_SIDE = re.compile(r"\b(?:left|right) of (?:the|its) ridge")
+_SHAPE = re.compile(r"\bB\s*=\s*\d+")
+_RELATIVE = re.compile(r"\b(?:doubled|halved|tripled)\b")
+_H100_FIGURES = re.compile(
+    r"(\w+)\s*,\s*(\w+)\s*=\s*(\w+)\.peak\(\"bf16\"\)\s*,\s*\3\.(?:hbm_bandwidth|bandwidth\(\"hbm\"\))"
+)
+
+
+def _reading_units(page: str) -> list[str]:
+    """What a reader takes in as one piece: each sentence of the prose, each figure's alt text and each code cell
+    with its output and caption. (An alt text is not in the page's text, yet a screen reader reads it.)"""
+    art = _soup(page).select_one("article")
+    units = [" ".join(img["alt"].split()) for img in art.select("img[alt]")]
+    units += [" ".join(cell.get_text(" ").split()) for cell in art.select("div.cell")]
+    for tag in art.select("p, li, figcaption"):
+        if tag.find_parent("div", class_="cell") is None:
+            units += re.split(r"(?<=[.!?])\s+(?=[A-Z])", " ".join(tag.get_text(" ").split()))
+    return units
+
+
+def _h100_bindings(page: str) -> list[tuple[str, str]]:
+    """Names the page's code binds to the H100's bf16 peak and HBM bandwidth: ``P, W = h100.peak("bf16"), ...``."""
+    source = (BOOK / f"{page}.md").read_text(encoding="utf-8")
+    return [(p, w) for p, w, chip in _H100_FIGURES.findall(source)
+            if re.search(rf"\b{chip}\s*=\s*(?:xla\.accelerator|rl\.get_accelerator\(\"h100-sxm\"\))", source)
+            or re.search(rf"\b{chip}\b[\w, ]*=\s*xla\.accelerator", source)]  # fmt: skip
+
+
+def _ridge_leaks(units: list[str], bindings: list[tuple[str, str]]) -> list[str]:
+    """Where a unit gives away the H100's ridge without printing it (Question 5's answer).
+
+    Three ways: a ridge stated relative to another chip's ("nearly doubled from 153"), a given shape placed on a
+    side of the H100's ridge ("B = 256 ... left of the ridge"), and shown code that divides the H100's peak by its
+    bandwidth.
+    """
+    found = []
+    for unit in units:
+        if _H100.search(unit) and _RIDGE.search(unit):
+            if _RELATIVE.search(unit) and re.search(r"\d", unit):
+                found.append(f"a ridge relative to another chip's: {unit[:90]!r}")
+            if _SIDE.search(unit) and _SHAPE.search(unit):
+                found.append(f"a shape placed on a side of the ridge: {unit[:90]!r}")
+        for peak, bandwidth in bindings:
+            if re.search(rf"\b{peak}\s*/\s*{bandwidth}\b", unit):
+                found.append(f"code divides the H100's {peak} by its {bandwidth}: {unit[:90]!r}")
+    return found
+
+
 def test_h100_ridge_not_in_chapters_before_the_problems() -> None:
     from answer_key import H100_SXM_DENSE, H100_SXM_HBM, numbers_in, reveals
 
@@ -315,11 +365,12 @@ def test_h100_ridge_not_in_chapters_before_the_problems() -> None:
     pages = _toc_pages()
     found = []
     for page in pages[: pages.index("problems")]:
-        text = _text(page)
+        units = _reading_units(page)
         for key, answer in answers.items():
-            for expr, value in numbers_in(text):
+            for expr, value in numbers_in(" ".join([_text(page), *units])):
                 if reveals(expr, value, answer):
                     found.append(f"{page}: {key} shown as {expr!r}")
+        found += [f"{page}: {leak}" for leak in _ridge_leaks(units, _h100_bindings(page))]
     assert found == []
 
 
@@ -328,6 +379,16 @@ def test_the_ridge_search_can_fail() -> None:
 
     answer = H100_SXM_DENSE / H100_SXM_HBM
     assert any(reveals(e, v, answer) for e, v in numbers_in("ridge at 295.4 FLOPs/byte"))
+    # what the chapters once said, each giving the answer away without printing it
+    said = [
+        "Within each maker's line the ridge climbs: from the A100 to the H100 the bf16 peak grew 3.2 times and HBM "
+        "bandwidth only 1.6 times, so the ridge nearly doubled from 153.0 FLOPs/byte.",
+        "Log-log roofline of the NVIDIA H100 SXM for dense bf16 with HBM bandwidth. A single marked point shows the "
+        "matmul with B = 256 and D = F = 8192, just left of the ridge point.",
+        "best = xla.best() # the fastest shape measured ridge = P / W near = max((p for p in xla.points))",
+    ]
+    assert len(_ridge_leaks(said, [("P", "W")])) == 3
+    assert _h100_bindings("beyond-the-roofline") == [("P", "W")], "the binding the code check looks for"
 
 
 def test_question_3_does_not_state_question_2s_bytes() -> None:
