@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import math
 import string
 from typing import TYPE_CHECKING
 
@@ -322,8 +323,15 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     "sweep_range": ("sweep_range",),
     "knee_sentence": ("knee_few", "knee_first_below", "knee_first_above", "knee_at", "unsteady_dip", "unsteady_drop"),
     "model_knee": ("model_knee_ratio", "model_knee", None),
-    "knee_reason": ("reason_few", "reason_early", "reason_late_fixed", "reason_late_gap", "reason_late",
-                    "reason_good", "reason_unsteady"),  # fmt: skip
+    "knee_reason": (
+        "reason_few",
+        "reason_early",
+        "reason_late_fixed",
+        "reason_late_gap",
+        "reason_late",
+        "reason_good",
+        "reason_unsteady",
+    ),
     "above_roof": ("above_some", "above_many", "above_none"),
     "cache_note": ("caches_none", "caches_one", "caches_two", "caches_three"),
     "stair_main": ("levels_none", "levels_no_dram", "levels_steps", "levels_steps_apart"),
@@ -340,8 +348,16 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     "pred_value": ("pred_value", "pred_no_cores", "pred_no_clock", "pred_no_simd"),
     "pred_verdict": ("pred_above", "pred_close", "pred_gap", "pred_far", None),
     "pred_scalar": ("scalar", "scalar_above", None),
-    "place_sentence": ("place_none", "place_unknown", "place_partial", "place_one_under", "place_all_under",
-                       "place_one_over", "place_all_over", "place_some_over"),  # fmt: skip
+    "place_sentence": (
+        "place_none",
+        "place_unknown",
+        "place_partial",
+        "place_one_under",
+        "place_all_under",
+        "place_one_over",
+        "place_all_over",
+        "place_some_over",
+    ),
     "place_unmeasured": ("place_unmeasured", None),
     "place_threads": ("place_threads", "place_threads_one", "place_threads_unknown", None),
     "place_reason": ("over_reason", "over_reason_one", None),
@@ -412,7 +428,7 @@ def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
         return out
     b_meas = rl.measured_knee(pts)
     has_ratio = False  # whether the knee sentence gives a ratio to B*
-    if b_meas != b_meas:  # nan: too few sizes to tell a bend from noise
+    if math.isnan(b_meas):  # too few sizes to tell a bend from noise
         knee = say("knee_few")
     elif b_meas <= sizes[0]:
         knee = say("knee_first_below" if b_pred >= sizes[0] else "knee_first_above", first=sizes[0])
@@ -424,8 +440,8 @@ def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
     # the model's own curve, sampled at the sweep's sizes and read the same way: what a perfect fit would measure
     out["model_knee"] = say("model_knee_ratio" if has_ratio else "model_knee", b=b_model, ratio=b_model / b_pred)
     plateau = max(p.flops_per_s for p in pts) / peak
-    ratio = b_meas / b_model if b_meas == b_meas else float("nan")  # 1 when the sweep bends where the model does
-    if ratio != ratio:
+    ratio = b_meas / b_model  # 1 when the sweep bends where the model does (nan with too few sizes)
+    if math.isnan(ratio):
         reason = say("reason_few")
     elif ratio < 0.8:
         reason = say("reason_early", plateau=plateau)
@@ -475,7 +491,15 @@ def prediction(cpu: CpuFigures, peak: float) -> dict[str, str]:
         out["pred_value"] = say("pred_value", cores=cpu.cores, ghz=cpu.clock_hz / 1e9, lanes=cpu.lanes("fp32"),
                                 fma=cpu.fma_per_cycle, flops=2 if cpu.fma else 1, pred=predicted / 1e9)  # fmt: skip
         share = peak / predicted
-        key = "pred_above" if share > 1.1 else "pred_close" if share >= 0.75 else "pred_gap" if share >= 0.4 else "pred_far"
+        key = (
+            "pred_above"
+            if share > 1.1
+            else "pred_close"
+            if share >= 0.75
+            else "pred_gap"
+            if share >= 0.4
+            else "pred_far"
+        )
         out["pred_verdict"] = say(key, measured=peak / 1e9, pct=100 * share)
     if scalar is None:
         out["pred_scalar"] = ""

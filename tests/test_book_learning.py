@@ -262,7 +262,9 @@ def test_every_sentence_the_measure_page_can_paste_has_its_place():
     import sentences
 
     chosen = {key for choices in sentences.ROLES.values() for key in choices if key is not None}
-    assert chosen == set(sentences.MEASURE), f"no role: {set(sentences.MEASURE) - chosen}, unknown: {chosen - set(sentences.MEASURE)}"
+    assert chosen == set(sentences.MEASURE), (
+        f"no role: {set(sentences.MEASURE) - chosen}, unknown: {chosen - set(sentences.MEASURE)}"
+    )
     source = (BOOK / "measure-your-machine.md").read_text(encoding="utf-8")
     pasted = set(re.findall(r"\{glue:text\}`([^`:]+)`", source))
     assert set(sentences.ROLES) <= pasted, f"roles the page does not paste: {set(sentences.ROLES) - pasted}"

@@ -212,8 +212,10 @@ def test_a_sweep_on_its_roofline_gets_a_knee_and_a_plateau() -> None:
 @pytest.mark.parametrize(
     ("slow", "words"),
     [
-        ({32: 18, 64: 194, 128: 21}, "does not level off: at B = 128 it runs at only 11% of its best rate, reached at "
-                                     "B = 64."),  # the busy build machine's GFLOP/s
+        (
+            {32: 18, 64: 194, 128: 21},
+            "does not level off: at B = 128 it runs at only 11% of its best rate, reached at B = 64.",
+        ),  # 18, 194, 21
         ({2: 200}, "does not level off: at B = 4 it runs at only "),  # one early spike, never reached again
         ({16: 3}, "does not rise steadily: at B = 16 it runs at only "),  # one size slowed on the way up
     ],
@@ -237,8 +239,10 @@ def test_a_late_bend_is_put_down_to_fixed_costs_only_when_they_fit() -> None:
                         r"of its roof, each at most 50 µs slower than its roofline time, the size of a call's fixed "
                         r"costs \(see below\)\.", fixed["knee_reason"]), fixed["knee_reason"]  # fmt: skip
     gap = sentences.knee_paragraph(_sweep(_roofline_times({b: 5e-3 for b in (1, 2, 4, 8)})))
-    assert gap["knee_reason"].startswith("The sweep bends later than the model: at 4 of the sizes below the knee it "
-                                         "runs under 80% of its roof, up to 5.0 ms slower"), gap["knee_reason"]
+    assert gap["knee_reason"].startswith(
+        "The sweep bends later than the model: at 4 of the sizes below the knee it "
+        "runs under 80% of its roof, up to 5.0 ms slower"
+    ), gap["knee_reason"]
     assert "too long for a call's fixed costs" in gap["knee_reason"]
 
 
@@ -381,10 +385,14 @@ def test_the_ridge_search_can_fail() -> None:
     assert any(reveals(e, v, answer) for e, v in numbers_in("ridge at 295.4 FLOPs/byte"))
     # what the chapters once said, each giving the answer away without printing it
     said = [
-        "Within each maker's line the ridge climbs: from the A100 to the H100 the bf16 peak grew 3.2 times and HBM "
-        "bandwidth only 1.6 times, so the ridge nearly doubled from 153.0 FLOPs/byte.",
-        "Log-log roofline of the NVIDIA H100 SXM for dense bf16 with HBM bandwidth. A single marked point shows the "
-        "matmul with B = 256 and D = F = 8192, just left of the ridge point.",
+        (
+            "Within each maker's line the ridge climbs: from the A100 to the H100 the bf16 peak grew 3.2 times and HBM "
+            "bandwidth only 1.6 times, so the ridge nearly doubled from 153.0 FLOPs/byte."
+        ),
+        (
+            "Log-log roofline of the NVIDIA H100 SXM for dense bf16 with HBM bandwidth. A single marked point shows the "
+            "matmul with B = 256 and D = F = 8192, just left of the ridge point."
+        ),
         "best = xla.best() # the fastest shape measured ridge = P / W near = max((p for p in xla.points))",
     ]
     assert len(_ridge_leaks(said, [("P", "W")])) == 3
