@@ -683,6 +683,44 @@ def test_dot_products_above_the_roof_are_counted_not_assumed() -> None:
     assert re.search(r"On the build machine (every|no|\d+ of the \d+) dot product", text)
 
 
+def test_terms_are_linked_where_they_are_first_used() -> None:
+    """kernel, tokens, activations and DRAM in Chapter 1, tensor cores in Chapter 2: each word's first use links
+    to its glossary entry (the first occurrence of the word in the page's prose is inside the link)."""
+    from docutils.nodes import make_id
+
+    for page, words in (("where-does-the-time-go", {"kernel": "kernel (compute)", "token": "token",
+                                                    "activations": "activations", "DRAM": "DRAM"}),
+                        ("visualizing-rooflines", {"tensor core": "Tensor Core"})):  # fmt: skip
+        art = _soup(page).select_one("article")
+        for tag in art.select("div.cell, pre, .math"):
+            tag.decompose()
+        text = " ".join(art.get_text(" ").split())
+        for word, term in words.items():
+            link = art.select_one(f'a[href="glossary.html#term-{make_id(term)}"]')
+            assert link is not None, f"{page}: no link to the glossary's {term!r}"
+            first = re.search(rf"\b{re.escape(word)}", text, re.I)
+            linked = " ".join(link.get_text(" ").split())
+            assert first and text[first.start() :].startswith(linked), f"{page}: {word!r} is used before its link"
+
+
+def test_the_glossary_has_the_terms_the_capstone_and_the_chapters_use() -> None:
+    text = _plain("glossary")
+    for term in ("kernel (compute)", "DRAM", "tensor parallelism", "all-reduce", "Tensor Core"):
+        assert term in text, term
+    assert "kernel (GPU program)" not in text, "a kernel runs on TPUs and CPUs too"
+    row = text[text.index("kernel (compute)") :][:400]
+    assert "TPU" in row and "CPU" in row and "one operation" in row, row
+
+
+def test_drill_2_reads_what_the_capstone_says_a_step_reads() -> None:
+    """Both pages count a step's bytes as rl.forward_bytes does: every weight but the input embedding table."""
+    from book_support import glued
+
+    drill, capstone = dict(glued("practice")), dict(glued("real-model-real-chips"))
+    assert drill["d2_gb"] == capstone["read8_gb"]
+    assert "except the" in _plain("practice") and "input embedding table" in _plain("practice")
+
+
 def test_glossary_defines_what_the_review_asked_for() -> None:
     text = _plain("glossary")
     for term in ("fp8", "int4", "GiB / GB", "per-replica batch", "exact critical batch size", "BLAS", "STREAM",
