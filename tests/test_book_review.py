@@ -202,6 +202,18 @@ def _roofline_times(extra: dict[int, float] | None = None, D: int = 256, peak: f
     return {b: max(2 * b * D * D / peak, 4 * (2 * b * D + D * D) / bw) + (extra or {}).get(b, 0.0) for b in sizes}
 
 
+def test_the_steadiness_rule_the_page_states_is_the_one_it_applies() -> None:
+    import inspect
+
+    defaults = {k: v.default for k, v in inspect.signature(rl.sweep_shape).parameters.items()}
+    text = _plain("measure-your-machine")
+    rule = re.search(r"each size within (\d+)% of the best rate before it, and keeps (\d+)% of it or more", text)
+    assert rule, "the page states the rule a sweep must pass before a knee is read"
+    assert int(rule.group(1)) == round(100 * defaults["tolerance"]) and int(rule.group(2)) == round(
+        100 * defaults["hold"]
+    )
+
+
 def test_a_sweep_on_its_roofline_gets_a_knee_and_a_plateau() -> None:
     said = _sentences().knee_paragraph(_sweep(_roofline_times()))
     assert re.fullmatch(r"reaches 80% of its plateau at B ≈ [\d.]+, [\d.]+ times the prediction", said["knee_sentence"])
