@@ -15,7 +15,13 @@ True
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import string
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rooflinelib.measure import CpuFigures, MachineMeasurement
 
 MEASURE: dict[str, str] = {
     "fp64_low": (
@@ -42,6 +48,18 @@ MEASURE: dict[str, str] = {
         "The copy's two arrays take {mib:.0f} MiB, and this machine reports a last-level cache of {llc:.0f} MiB: "
         "part of what the copy moves may come from the cache, so the bandwidth roof may sit above main memory's. "
         "(A virtual machine often reports the whole cache of a processor it shares with others.)"
+    ),
+    "threads_many": (
+        "numpy runs the copy and the triad on one core, while BLAS ran each matmul on {threads} threads: the "
+        "bandwidth roof is one core's, and all the cores together may draw more from main memory."
+    ),
+    "threads_one": (
+        "numpy runs the copy and the triad on one core, and BLAS ran the matmuls on one thread here too, so "
+        "both roofs are one core's."
+    ),
+    "threads_unknown": (
+        "numpy runs the copy and the triad on one core; how many threads BLAS ran the matmuls on is not "
+        "reported, so the peak may be more than one core's."
     ),
     "cpu_little": "a CPU has little compute per byte of memory bandwidth",
     "cpu_much": "this machine has unusually much compute per byte of memory bandwidth",
@@ -88,10 +106,36 @@ MEASURE: dict[str, str] = {
         "The sweep bends earlier than the model: it levels off at only {plateau:.0%} of the measured peak, "
         "and 80% of a lower plateau is reached at a lower intensity."
     ),
-    "reason_late_slow": (
-        "The sweep bends later than the model: at {count} of the sizes below the knee it runs under 80% of "
-        "its roof, for the reasons below."
+    "unsteady_dip": (
+        "does not rise steadily: at B = {b} it runs at only {pct:.0f}% of its rate at B = {ref}, a smaller size. "
+        "A measured matmul does not slow down that much for more work; other work on the build machine slowed "
+        "some sizes, so this run is too noisy to place a knee or a plateau"
     ),
+    "unsteady_drop": (
+        "does not level off: at B = {b} it runs at only {pct:.0f}% of its best rate, reached at B = {ref}. A "
+        "measured matmul does not slow down that much for more work; other work on the build machine slowed "
+        "some sizes, so this run is too noisy to place a knee or a plateau"
+    ),
+    "reason_unsteady": (
+        "To see where the curve bends, measure again on an idle machine (python -m rooflinelib measure)."
+    ),
+    "reason_late_fixed": (
+        "The sweep bends later than the model: at {count} of the sizes below the knee it runs under 80% of "
+        "its roof, each at most {us:.0f} µs slower than its roofline time, the size of a call's fixed costs "
+        "(see below)."
+    ),
+    "reason_late_gap": (
+        "The sweep bends later than the model: at {count} of the sizes below the knee it runs under 80% of "
+        "its roof, up to {ms:.1f} ms slower than its roofline time. That is too long for a call's fixed costs, "
+        "which take microseconds: work that grows with the weight matrix, or other work on the build machine, "
+        "took that time (see below)."
+    ),
+    "caption_steady": "As B grows, the matmul points climb towards the flat roof.",
+    "caption_unsteady": (
+        "In this run the matmul points do not climb steadily towards the flat roof: the sweep is too noisy to "
+        "read a knee or a plateau from (see below)."
+    ),
+    "caption_few": "The sweep has too few sizes to show how the points climb.",
     "reason_late": "The sweep bends later than the model.",
     "reason_good": "Here the model places the bend well.",
     "above_some": (
@@ -122,7 +166,13 @@ MEASURE: dict[str, str] = {
     "levels_steps": (
         "One core moves {first:.0f} GB/s while its working set fits in L{level}, and {dram:.0f} GB/s from main "
         "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
-        "above: a different loop over different sizes.)"
+        "above: a different loop over different sizes, on one core too.)"
+    ),
+    "levels_steps_apart": (
+        "One core moves {first:.0f} GB/s while its working set fits in L{level}, and {dram:.0f} GB/s from main "
+        "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
+        "above. Both are loops on one core and should agree more closely than that: the load on the build "
+        "machine changed between the two, so take both with care.)"
     ),
     "levels_no_dram": (
         "One core moves {first:.0f} GB/s while its working set fits in L{level}; no working set of the sweep "
@@ -160,7 +210,7 @@ MEASURE: dict[str, str] = {
         "assumed: Linux does not report it; two is right for most x86 cores since 2013 (Intel Haswell, AMD Zen)"
     ),
     "pred_value": (
-        "With these figures the float32 prediction is {cores} × {ghz:.2f} GHz × {lanes} × {fma} × {flops} = "
+        "With these figures the float32 prediction is {cores} × {ghz:.3f} GHz × {lanes} × {fma} × {flops} = "
         "{pred:.1f} GFLOP/s."
     ),
     "pred_no_cores": "This machine does not report its cores, so there is no prediction to test.",
@@ -193,6 +243,19 @@ MEASURE: dict[str, str] = {
     "scalar_above": (
         "The scalar ceiling, one lane per FMA, is {scalar:.1f} GFLOP/s, above the measured peak: on this "
         "machine the matmuls did not even reach it."
+    ),
+    "place_threads": (
+        "The ceilings are one core's, from the staircase, but the matmuls ran on {threads} BLAS threads: in a "
+        "cache each core has its own (L1, L2), {threads} threads can draw up to {threads} times a ceiling's "
+        "bandwidth, and in a shared cache or main memory more than one core does."
+    ),
+    "place_threads_one": (
+        "The ceilings are one core's, from the staircase, and BLAS ran the matmuls on one thread here: each "
+        "point is judged on one core's footing."
+    ),
+    "place_threads_unknown": (
+        "The ceilings are one core's, from the staircase; how many threads BLAS ran the matmuls on is not "
+        "reported, so a matmul point may draw more than its ceiling's bandwidth."
     ),
     "place_unknown": "Without the caches' sizes the points cannot be placed on levels.",
     "place_none": "No point runs above the main-memory roof, so none needs a higher ceiling.",
@@ -229,23 +292,82 @@ MEASURE: dict[str, str] = {
         "faster than that loop, and a dot product only reads, which a core does faster than it writes."
     ),
     "over_peak": (
-        "Their ceiling is the measured peak itself, and they beat it: the peak is the best median of the "
+        "Their ceiling is the measured peak itself, and they beat it: the peak is the best rate of the "
         "matmuls timed above, and on a machine shared with other work a later run can do better."
     ),
     "over_peak_one": (
-        "Its ceiling is the measured peak itself, and it beats it: the peak is the best median of the matmuls "
+        "Its ceiling is the measured peak itself, and it beats it: the peak is the best rate of the matmuls "
         "timed above, and on a machine shared with other work a later run can do better."
     ),
     "over_peak_some": (
-        "{n} of those have the measured peak itself as their ceiling, and beat it: the peak is the best median "
+        "{n} of those have the measured peak itself as their ceiling, and beat it: the peak is the best rate "
         "of the matmuls timed above, and on a machine shared with other work a later run can do better."
     ),
     "place_unmeasured": "{n} of them fit in a level whose bandwidth the sweep did not measure, so they are not judged.",
     "h200_same": "the same peak",
     "h200_different": "a different peak",
 }
+#: Every glued value of the measure page that is one of these sentences: its glue key, and the sentences
+#: it is chosen from (``None``: a number, or nothing). ``book/coursemap.py`` reads a role as the mean length
+#: of its choices, so the page's reading time counts the sentences a reader reads.
+ROLES: dict[str, tuple[str | None, ...]] = {
+    "fp64_note": ("fp64_low", "fp64_close", "fp64_high"),
+    "triad_vs_copy": ("triad_lower", "triad_higher"),
+    "llc_note": ("llc_unknown", "llc_larger", "llc_fits"),
+    "acc_vs_cpu": ("acc_below", "acc_same", "acc_above"),
+    "cpu_verdict": ("cpu_little", "cpu_much"),
+    "threads_note": ("threads_many", "threads_one", "threads_unknown"),
+    "dot_side": ("dot_left", "dot_right"),
+    "dot_above": ("dot_above_all", "dot_above_some", "dot_above_longest", "dot_above_none"),
+    "sweep_caption": ("caption_steady", "caption_unsteady", "caption_few"),
+    "sweep_range": ("sweep_range",),
+    "knee_sentence": ("knee_few", "knee_first_below", "knee_first_above", "knee_at", "unsteady_dip", "unsteady_drop"),
+    "model_knee": ("model_knee_ratio", "model_knee", None),
+    "knee_reason": (
+        "reason_few",
+        "reason_early",
+        "reason_late_fixed",
+        "reason_late_gap",
+        "reason_late",
+        "reason_good",
+        "reason_unsteady",
+    ),
+    "above_roof": ("above_some", "above_many", "above_none"),
+    "cache_note": ("caches_none", "caches_one", "caches_two", "caches_three"),
+    "stair_main": ("levels_none", "levels_no_dram", "levels_steps", "levels_steps_apart"),
+    "stair_steps": ("levels_rise", "levels_flat", "levels_down", None),
+    "cpu_cores": (None, "not_reported"),
+    "cpu_cores_from": ("cores_topology", "cores_cpu_count", "not_reported"),
+    "cpu_clock": (None, "not_reported"),
+    "cpu_clock_from": ("clock_cpufreq", "clock_cpuinfo", "clock_none"),
+    "cpu_simd": ("simd_bits", "not_reported"),
+    "cpu_simd_from": ("simd_avx512f", "simd_avx", "simd_sse2", "simd_asimd", "simd_none"),
+    "cpu_fma": ("fma_yes", "fma_no", "not_reported"),
+    "cpu_fma_from": ("fma_fma", "fma_fma4", "fma_asimd", "fma_none"),
+    "cpu_fma_per_cycle_from": ("fma_per_cycle_assumed",),
+    "pred_value": ("pred_value", "pred_no_cores", "pred_no_clock", "pred_no_simd"),
+    "pred_verdict": ("pred_above", "pred_close", "pred_gap", "pred_far", None),
+    "pred_scalar": ("scalar", "scalar_above", None),
+    "place_sentence": (
+        "place_none",
+        "place_unknown",
+        "place_partial",
+        "place_one_under",
+        "place_all_under",
+        "place_one_over",
+        "place_all_over",
+        "place_some_over",
+    ),
+    "place_unmeasured": ("place_unmeasured", None),
+    "place_threads": ("place_threads", "place_threads_one", "place_threads_unknown", None),
+    "place_reason": ("over_reason", "over_reason_one", None),
+    "place_peak": ("over_peak", "over_peak_one", "over_peak_some", None),
+    "h200_same_peak": ("h200_same", "h200_different"),
+}
 # Added to any knee sentence when the predicted knee lies outside the sizes measured.
 OUTSIDE = "; the prediction lies outside the sizes measured, so compare the two with care"
+#: The longest a call's fixed costs take (thread wake-up, set-up): a gap above it is not "microseconds".
+FIXED_COST_S = 1e-4
 
 
 def say(key: str, **values: float) -> str:
@@ -265,3 +387,123 @@ def templates() -> list[str]:
         if key.startswith("knee_"):
             found.append(template(sentence + OUTSIDE)[0])
     return found
+
+
+def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
+    """The glued values of the measure page's knee paragraph and first figure's caption, for measurement ``m``.
+
+    The knee and the plateau are only spoken of when the sweep rises to a plateau
+    (:func:`rooflinelib.sweep_shape`); a sweep too noisy for them gets a sentence
+    that says so. A late bend is put down to a call's fixed costs only when the
+    slow sizes lose no more than :data:`FIXED_COST_S` each.
+
+    Example
+    -------
+    >>> from rooflinelib.measure import MachineMeasurement, Point
+    >>> def mm(B, s):
+    ...     return Point("matmul", "fp32", {"B": B, "D": 64, "F": 64}, 2 * B * 64 * 64, 4 * (2 * B * 64 + 64 * 64),
+    ...                  s, s, s, 3, 1)
+    >>> copy = Point("copy", "fp32", {"n": 1000}, 0, 8e3, 1e-6, 1e-6, 1e-6, 3, 1)
+    >>> noisy = [mm(16, 1e-6), mm(32, 3e-5), mm(64, 2e-6), mm(128, 4e-5)]
+    >>> m = MachineMeasurement(machine={}, stream={"copy": copy}, sweep=noisy, sweep_D=64)
+    >>> knee_paragraph(m)["knee_sentence"][:35]
+    'does not rise steadily: at B = 32 i'
+    """
+    import rooflinelib as rl
+
+    peak, bw, D = m.peak_flops("fp32"), m.bandwidth("copy"), m.sweep_D
+    pts = sorted(m.sweep, key=lambda p: p.sizes["B"])
+    sizes = [p.sizes["B"] for p in pts]
+    roofs = [float(rl.attainable_flops(p.intensity, peak, bw)) for p in pts]
+    b_pred = float(rl.critical_batch_size(peak, bw, D, D, precision="fp32"))
+    b_model = rl.knee_batch_size(sizes, roofs)
+    out = {"D": f"{D}", "b_pred": f"{b_pred:.1f}", "n_sweep": f"{len(pts)}",
+           "sweep_range": say("sweep_range", first=sizes[0], last=sizes[-1])}  # fmt: skip
+    shape = rl.sweep_shape(sizes, [p.flops_per_s for p in pts])
+    if shape.problem in ("dip", "drop"):
+        assert shape.B is not None and shape.share is not None and shape.reference_B is not None
+        out["knee_sentence"] = say(f"unsteady_{shape.problem}", b=int(shape.B), pct=100 * shape.share,
+                                   ref=int(shape.reference_B))  # fmt: skip
+        out.update(model_knee="", knee_reason=say("reason_unsteady"), sweep_caption=say("caption_unsteady"))
+        return out
+    b_meas = rl.measured_knee(pts)
+    has_ratio = False  # whether the knee sentence gives a ratio to B*
+    if math.isnan(b_meas):  # too few sizes to tell a bend from noise
+        knee = say("knee_few")
+    elif b_meas <= sizes[0]:
+        knee = say("knee_first_below" if b_pred >= sizes[0] else "knee_first_above", first=sizes[0])
+    else:
+        knee, has_ratio = say("knee_at", b=b_meas, ratio=b_meas / b_pred), True
+    if not sizes[0] <= b_pred <= sizes[-1]:
+        knee += OUTSIDE
+    out["knee_sentence"] = knee
+    # the model's own curve, sampled at the sweep's sizes and read the same way: what a perfect fit would measure
+    out["model_knee"] = say("model_knee_ratio" if has_ratio else "model_knee", b=b_model, ratio=b_model / b_pred)
+    plateau = max(p.flops_per_s for p in pts) / peak
+    ratio = b_meas / b_model  # 1 when the sweep bends where the model does (nan with too few sizes)
+    if math.isnan(ratio):
+        reason = say("reason_few")
+    elif ratio < 0.8:
+        reason = say("reason_early", plateau=plateau)
+    elif ratio > 1.25:
+        slow = [p for p, roof in zip(pts, roofs) if p.sizes["B"] < b_meas and p.flops_per_s < 0.8 * roof]
+        # how much longer than its roofline time each slow size took: microseconds fit a call's fixed costs
+        gap = max((p.min_s - p.flops / roof for p, roof in zip(pts, roofs) if p in slow), default=0.0)
+        if not slow:
+            reason = say("reason_late")
+        elif gap <= FIXED_COST_S:
+            reason = say("reason_late_fixed", count=len(slow), us=gap * 1e6)
+        else:
+            reason = say("reason_late_gap", count=len(slow), ms=gap * 1e3)
+    else:
+        reason = say("reason_good")
+    out["knee_reason"] = reason
+    out["sweep_caption"] = say("caption_few" if shape.problem == "few" else "caption_steady")
+    return out
+
+
+def prediction(cpu: CpuFigures, peak: float) -> dict[str, str]:
+    """The glued values of the measure page's in-core prediction, for the CPU's figures and the measured ``peak``.
+
+    The clock is printed to the MHz, and the prediction is the product of the
+    figures as printed, so the arithmetic on the page is exact to its last digit.
+
+    Example
+    -------
+    >>> from rooflinelib.measure import CpuFigures
+    >>> cpu = CpuFigures(cores=2, clock_hz=2.5961e9, simd_bits=512, fma=True)
+    >>> prediction(cpu, 169.2e9)["pred_value"]
+    'With these figures the float32 prediction is 2 × 2.596 GHz × 16 × 2 × 2 = 332.3 GFLOP/s.'
+    """
+    out = {}
+    if cpu.clock_hz is not None:
+        cpu = dataclasses.replace(cpu, clock_hz=round(cpu.clock_hz / 1e6) * 1e6)  # the clock as printed
+        out["cpu_clock"] = f"{cpu.clock_hz / 1e9:.3f} GHz"
+    else:
+        out["cpu_clock"] = say("not_reported")
+    predicted, scalar = cpu.predicted_peak("fp32"), cpu.scalar_peak()
+    if predicted is None:
+        missing = cpu.unread()[0]
+        out["pred_value"] = say({"cores": "pred_no_cores", "clock": "pred_no_clock"}.get(missing, "pred_no_simd"))
+        out["pred_verdict"] = ""
+    else:
+        assert cpu.cores is not None and cpu.clock_hz is not None
+        out["pred_value"] = say("pred_value", cores=cpu.cores, ghz=cpu.clock_hz / 1e9, lanes=cpu.lanes("fp32"),
+                                fma=cpu.fma_per_cycle, flops=2 if cpu.fma else 1, pred=predicted / 1e9)  # fmt: skip
+        share = peak / predicted
+        key = (
+            "pred_above"
+            if share > 1.1
+            else "pred_close"
+            if share >= 0.75
+            else "pred_gap"
+            if share >= 0.4
+            else "pred_far"
+        )
+        out["pred_verdict"] = say(key, measured=peak / 1e9, pct=100 * share)
+    if scalar is None:
+        out["pred_scalar"] = ""
+    else:
+        out["pred_scalar"] = say("scalar" if scalar < peak else "scalar_above", scalar=scalar / 1e9,
+                                 ratio=peak / scalar)  # fmt: skip
+    return out

@@ -64,6 +64,7 @@ from rooflinelib.precision import DTYPE_BYTES, Precision, dtype_bytes
 from rooflinelib.published import PublishedMatmul, PublishedMatmuls, get_published_matmuls, published_matmuls
 from rooflinelib.roofline import (
     RuntimeBounds,
+    SweepShape,
     arithmetic_intensity,
     attainable_flops,
     bottleneck,
@@ -75,6 +76,7 @@ from rooflinelib.roofline import (
     model_flops_utilization,
     pipelined_time,
     runtime_bounds,
+    sweep_shape,
     t_comms,
     t_math,
 )
@@ -212,6 +214,7 @@ __all__ = [
     "PublishedMatmul",
     "PublishedMatmuls",
     "RuntimeBounds",
+    "SweepShape",
     "accelerator_key",
     "allreduce_time",
     "arithmetic_intensity",
@@ -293,6 +296,7 @@ __all__ = [
     "sharded_matmul_t_comms",
     "sharded_matmul_t_math",
     "square_matmul_size_for_time",
+    "sweep_shape",
     "t_comms",
     "t_math",
     "tensor_parallel_sizes",

@@ -117,14 +117,14 @@ class Explorer:
     >>> Explorer(dtype="int4", draw=False)
     Traceback (most recent call last):
     ...
-    ValueError: dtype must be one of 'fp32', 'tf32', 'bf16', 'fp8', 'int8' for NVIDIA H100 SXM, got 'int4'
+    ValueError: dtype must be one of 'fp32', 'tf32', 'bf16', 'fp8', 'int8' for NVIDIA H200 SXM, got 'int4'
     """
 
     def __init__(
         self,
-        chip: str = "h100-sxm",
+        chip: str = "h200",
         dtype: str = "bf16",
-        B: int = 256,
+        B: int = 128,
         D: int = 8192,
         F: int = 8192,
         *,

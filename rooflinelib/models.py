@@ -297,7 +297,7 @@ def forward_bytes(model: str | Model, *, precision: PrecisionLike = "bf16") -> f
 
     Examples
     --------
-    >>> f"{forward_bytes('llama-3-8b') / 1e9:.2f} GB"   # bf16: all but the 0.53 GB embedding table
+    >>> f"{forward_bytes('llama-3-8b') / 1e9:.2f} GB"   # bf16: all but the 1.05 GB input embedding table
     '15.01 GB'
     """
     _, w, _ = Precision.from_any(precision).bytes

@@ -417,7 +417,9 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     The roofline is drawn over a fine grid of batch sizes that includes the predicted
     critical batch size ``B*`` itself, so its bend sits at ``B*`` rather than at the
     nearest size measured. Dashed: ``B*``; dotted: the measured knee
-    (:func:`rooflinelib.measured_knee`). Returns the matplotlib Axes drawn on.
+    (:func:`rooflinelib.measured_knee`), drawn only when the sweep rises to a
+    plateau (:func:`rooflinelib.sweep_shape`): a noisy sweep has no knee to
+    mark. Returns the matplotlib Axes drawn on.
 
     Examples
     --------
@@ -450,7 +452,7 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     ax.plot(grid, model, color=OKABE_ITO[1], lw=2, label="roofline from measured P, W")
     ax.axvline(b_star, color=OKABE_ITO[1], ls="--", lw=1, label=f"predicted B* ≈ {b_star:.1f}")
     knee = measured_knee(pts)
-    if not np.isnan(knee):
+    if not np.isnan(knee) and roofline.sweep_shape(sizes, [p.flops_per_s for p in pts]).steady:
         ax.axvline(knee, color=OKABE_ITO[2], ls=":", lw=1.5, label=f"measured knee ≈ {knee:.1f}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -489,7 +491,8 @@ def format_bytes(nbytes: float) -> str:
 def plot_bandwidth_staircase(m: MachineMeasurement, *, legend: bool = True, ax: Axes | None = None) -> Axes:
     """The cache staircase: bandwidth on one core against working set, with each cache's size and level's bandwidth.
 
-    The line is the median of each size, the band the fastest and slowest run;
+    The line is the fastest run of each size (the rate every result reports), the band reaches down to
+    the slowest;
     a dotted vertical line marks each cache's size (from sysfs), and a thick
     horizontal segment each level's bandwidth over the working sets it is taken
     from (:func:`rooflinelib.measure.memory_levels`). Returns the matplotlib Axes drawn on.
@@ -523,7 +526,7 @@ def plot_bandwidth_staircase(m: MachineMeasurement, *, legend: bool = True, ax: 
         x, [p.bytes / p.max_s / 1e9 for p in pts], [p.bytes / p.min_s / 1e9 for p in pts],
         color="0.6", alpha=0.3, lw=0, label="fastest to slowest run",
     )  # fmt: skip
-    ax.plot(x, [p.bytes_per_s / 1e9 for p in pts], "o-", color="0.2", ms=4, label="acc += x, median")
+    ax.plot(x, [p.bytes_per_s / 1e9 for p in pts], "o-", color="0.2", ms=4, label="acc += x, fastest run")
     for i, level in enumerate(memory_levels(m)):  # labels name the level only: its size is on the x axis
         colour = _level_colour(i, level.name)
         if level.bytes is not None:

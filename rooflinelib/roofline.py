@@ -16,6 +16,7 @@ from rooflinelib._checks import ArrayLike, FloatOrArray, as_number, as_size
 
 __all__ = [
     "RuntimeBounds",
+    "SweepShape",
     "arithmetic_intensity",
     "attainable_flops",
     "bottleneck",
@@ -27,6 +28,7 @@ __all__ = [
     "model_flops_utilization",
     "pipelined_time",
     "runtime_bounds",
+    "sweep_shape",
     "t_comms",
     "t_math",
 ]
@@ -286,3 +288,70 @@ def knee_batch_size(B: Sequence[float], flops_per_s: Sequence[float], fraction: 
         return float(b[0])
     lb, lf = np.log(b[i - 1 : i + 1]), np.log(f[i - 1 : i + 1])
     return float(np.exp(lb[0] + (np.log(target) - lf[0]) * (lb[1] - lb[0]) / (lf[1] - lf[0])))
+
+
+class SweepShape(NamedTuple):
+    """Whether a sweep of rates has a shape a knee and a plateau can be read from (:func:`sweep_shape`).
+
+    ``steady`` is true when the rate rises, within ``tolerance``, up to its best and
+    stays at least ``hold`` of the best after it. Otherwise ``problem`` says how it
+    fails: ``"few"`` (fewer than three sizes), ``"dip"`` (before the best, a size runs
+    more than ``tolerance`` below the best rate of a smaller size) or ``"drop"`` (after
+    the best, a size falls under ``hold`` of it). ``B`` is the batch size that fails
+    worst, ``share`` its rate over the rate it fell from, and ``reference_B`` the size
+    of that rate; ``best_B`` is where the sweep is fastest.
+    """
+
+    steady: bool
+    problem: str | None
+    B: float | None
+    share: float | None
+    reference_B: float | None
+    best_B: float | None
+
+
+def sweep_shape(
+    B: Sequence[float], flops_per_s: Sequence[float], *, tolerance: float = 0.15, hold: float = 0.8
+) -> SweepShape:
+    """Whether a sweep rises to a plateau, within noise: the test a knee and a plateau must pass to mean anything.
+
+    A roofline sweep should climb with ``B`` and then level off. Measured on a busy
+    machine it can do neither: one size can run ten times slower than its neighbours.
+    This checks, in order of ``B``, that every size before the fastest runs at least
+    ``1 - tolerance`` of the best rate of any smaller size (a small dip is noise), and
+    that every size after the fastest keeps at least ``hold`` of its rate (the plateau
+    holds). The worst failure is reported.
+
+    Examples
+    --------
+    >>> sweep_shape([1, 4, 16, 64], [10, 40, 100, 95]).steady           # climbs, then levels off
+    True
+    >>> s = sweep_shape([16, 32, 64, 128], [60e9, 18e9, 194e9, 21e9])  # a busy machine
+    >>> s.problem, s.B, round(s.share, 2), s.reference_B
+    ('drop', 128.0, 0.11, 64.0)
+    >>> sweep_shape([1, 2], [1, 2]).problem
+    'few'
+    """
+    tol, keep = float(as_number("tolerance", tolerance)), float(as_number("hold", hold))
+    if not (tol < 1 and 0 < keep <= 1):
+        raise ValueError(f"tolerance must be in [0, 1) and hold in (0, 1], got {tolerance!r} and {hold!r}")
+    if np.ndim(B) != 1 or np.ndim(flops_per_s) != 1 or len(B) != len(flops_per_s):
+        raise ValueError("B and flops_per_s must be flat sequences of the same length, one rate per batch size")
+    b = np.asarray(as_size("B", B), float)
+    f = np.asarray(as_number("flops_per_s", flops_per_s, "FLOPs/s"), float)
+    if len(b) < 3:
+        return SweepShape(False, "few", None, None, None, None)
+    order = np.argsort(b)
+    b, f = b[order], f[order]
+    best = int(np.argmax(f))
+    worst: tuple[float, str, int, int] | None = None  # (share, problem, index, reference index)
+    for j in range(1, len(f)):
+        ref = int(np.argmax(f[:j])) if j <= best else best
+        share = f[j] / f[ref]
+        failed = share < 1 - tol if j <= best else share < keep
+        if failed and (worst is None or share < worst[0]):
+            worst = (share, "dip" if j <= best else "drop", j, ref)
+    if worst is None:
+        return SweepShape(True, None, None, None, None, float(b[best]))
+    share, problem, j, ref = worst
+    return SweepShape(False, problem, float(b[j]), float(share), float(b[ref]), float(b[best]))

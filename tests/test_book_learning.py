@@ -225,6 +225,63 @@ def test_the_intro_lists_every_chapter_with_a_time_and_a_core_path():
     assert f"about {sum(minutes.values())} minutes" in text, "the course's time is the sum of the table"
 
 
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+PATH = ["where-does-the-time-go", "visualizing-rooflines", "matrix-multiplication", "network-rooflines",
+        "measure-your-machine", "beyond-the-roofline", "problems", "practice", "real-model-real-chips"]  # fmt: skip
+
+
+def _words_read(page: str) -> int:
+    """The words a reader reads on a built page: its prose, admonitions, quizzes, tables and figure captions,
+    with its glued values as pasted; not code, printed output or equations."""
+    art = soup("en", page).select_one("article")
+    captions = " ".join(f.get_text(" ") for f in art.select("figcaption"))
+    for tag in art.select("div.cell_input, div.cell_output, pre, script, style, .math, section.question-show, "
+                          ".headerlink"):  # fmt: skip
+        tag.decompose()
+    return len(_WORD.findall(art.get_text(" ") + " " + captions))
+
+
+@pytest.mark.parametrize("page", PATH)
+def test_reading_time_counts_the_words_the_page_shows(page: str):
+    """The intro's times read a page's source: its count must be the built page's, give or take.
+
+    Sentences chosen by what the build machine measured, figure captions and admonitions fenced like code
+    are read too; a count of the source alone once gave the measure page two thirds of its words.
+    """
+    sys.path.insert(0, str(BOOK))
+    import coursemap
+
+    estimate = coursemap.prose_words((BOOK / f"{page}.md").read_text(encoding="utf-8"))
+    shown = _words_read(page)
+    assert 0.85 * shown <= estimate <= 1.2 * shown, f"{page}: {estimate} words counted, {shown} on the built page"
+
+
+def test_every_sentence_the_measure_page_can_paste_has_its_place():
+    """book/sentences.py's ROLES say which glued value each sentence can fill: all of them, on the page."""
+    sys.path.insert(0, str(BOOK))
+    import sentences
+
+    chosen = {key for choices in sentences.ROLES.values() for key in choices if key is not None}
+    assert chosen == set(sentences.MEASURE), (
+        f"no role: {set(sentences.MEASURE) - chosen}, unknown: {chosen - set(sentences.MEASURE)}"
+    )
+    source = (BOOK / "measure-your-machine.md").read_text(encoding="utf-8")
+    pasted = set(re.findall(r"\{glue:text\}`([^`:]+)`", source))
+    assert set(sentences.ROLES) <= pasted, f"roles the page does not paste: {set(sentences.ROLES) - pasted}"
+
+
+def test_the_intro_says_where_the_self_checks_are():
+    """Self-checks sit through each chapter, not at its end, and the problems have none: the intro says so."""
+    sys.path.insert(0, str(BOOK))
+    import coursemap
+
+    counts = {page: coursemap.quizzes((BOOK / f"{page}.md").read_text(encoding="utf-8")) for page in PATH}
+    assert counts["problems"] == 0 and all(n > 0 for page, n in counts.items() if page != "problems"), counts
+    text = " ".join(soup("en", "intro").select_one("article").get_text(" ").split())
+    assert "Each chapter ends with self-checks" not in text
+    assert "Every chapter but the problems has self-checks, each placed where the idea it tests is explained" in text
+
+
 def test_b_d_and_f_are_met_on_a_real_model():
     llama = rl.get_model("llama-3-8b")
     said = [

@@ -108,8 +108,10 @@ GLUED = {
         "d1_tcomms": "0.53",  # 2 * (4096 * 8192 + 8192 * 32768 + 4096 * 32768) / 1.64e12 = 0.532 ms
         "d1_bound": "compute-bound",
         "d1_ridge": "560.4",  # 9.18e14 / 1.638e12
-        "d2_gb": "16.1",  # 2 bytes * 8.03e9 parameters
-        "d2_ms": "3.35",  # 16.06e9 / 4.8e12
+        "d2_embedding": "0.53",  # 128256 * 4096 = 525,336,576 parameters of the input embedding table
+        "d2_gb": "15.01",  # 2 bytes * (8,030,261,248 - 525,336,576) parameters = 15.0098e9 bytes
+        "d2_ms": "3.13",  # 15.0098e9 / 4.8e12 = 3.127 ms
+        "d2_tokens_per_s": "320",  # 4.8e12 / 15.0098e9 = 319.8
         "d3_ridge": "246.7",  # 1.3074e15 / 5.3e12
         "d4_frac": "24",  # 50 / 206.15
         "d5_dstar": "8756",  # 2 * 1.97e14 / 4.5e10 = 8755.6
@@ -213,10 +215,11 @@ CLAIMS = {
         "At BW1 it reaches 25 % of the peak, at BW2 50 %",
         "Their peaks span a factor of 11.4, their ridge points a factor of 2.7",  # H200 206.1 to v6e 560.4
         "Each execution unit has its own compute roof",
-        # A100 3.12e14 / 2.039e12 = 153.0; 989.5 / 312 = 3.2 times the peak, 3.35 / 2.039 = 1.6 times the bandwidth
-        "peak grew 3.2 times and HBM bandwidth only 1.6 times, so the ridge nearly doubled from 153.0 FLOPs/byte",
+        # A100 3.12e14 / 2.039e12 = 153.0, B200 2.25e15 / 7.7e12 = 292.2; 2250 / 312 = 7.2 times the peak,
+        # 7.7 / 2.039 = 3.8 times the bandwidth (the A100 to the H100 would give the H100's ridge, Question 5's answer)
+        "peak grew 7.2 times and HBM bandwidth only 3.8 times, so the ridge nearly doubled, from 153.0 to 292.2",
         "from the TPU v5e to the v6e it went from 240.5 to 560.4",  # 1.97e14 / 8.19e11, 9.18e14 / 1.638e12
-        "its ridge falls back to 206.1",  # H200: 9.895e14 / 4.8e12
+        "so its ridge, 206.1, lies below the H100",  # H200: 9.895e14 / 4.8e12
     ],
     "matrix-multiplication": [
         "critical batch size of 240 tokens",
@@ -444,15 +447,18 @@ def test_quoted_source_says_it(what):
 
 
 def test_measured_knee_is_placed():
-    """The build measures every size of its sweep, so the knee analysis always has a result."""
+    """The build measures every size of its sweep, so the knee analysis always has a result: the knee, or, when
+    the machine was too busy for a steady sweep, a plain statement that there is none to place (whichever this
+    machine measured: tests/test_book_review.py checks that the sentence fits the numbers shown)."""
     text = " ".join(prose_blocks("measure-your-machine"))
     assert "too few sizes" not in text
     assert "measured sweep (8 sizes, B from 1 to 128)" in text
     assert re.search(
         r"reaches 80% of its plateau at B ≈ [\d.]+, [\d.]+ times the prediction"
-        r"|already reaches 80% of its plateau at its smallest size",
+        r"|already reaches 80% of its plateau at its smallest size"
+        r"|so this run is too noisy to place a knee or a plateau",
         text,
-    ), "the measurement paragraph should place the knee"
+    ), "the measurement paragraph should place the knee, or say why it cannot"
 
 
 CHAPTERS = [

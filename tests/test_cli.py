@@ -99,6 +99,28 @@ def test_measure_writes_json_and_png(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "roofline.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_measure_says_when_a_noisy_sweep_has_no_knee(tmp_path, monkeypatch, capsys):
+    """A sweep that falls after its best (18, 194, 21 GFLOP/s) gets no measured knee, and the reason."""
+    from rooflinelib import measure
+
+    def point(B, gflops):
+        flops = 2.0 * B * 256 * 256
+        t = flops / (gflops * 1e9)
+        return measure.Point("matmul", "fp32", {"B": B, "D": 256, "F": 256}, flops, 4.0 * (2 * B * 256 + 256 * 256),
+                             t, t, t, 3, 1)  # fmt: skip
+
+    sweep = [point(16, 10), point(32, 18), point(64, 194), point(128, 21)]
+    copy = measure.Point("copy", "fp32", {"n": 1000}, 0.0, 8e3, 1e-6, 1e-6, 1e-6, 3, 1)
+    fake = measure.MachineMeasurement(machine={}, peak={"fp32": sweep[2]}, stream={"copy": copy}, sweep=sweep,
+                                      sweep_D=256)  # fmt: skip
+    monkeypatch.setattr(measure, "measure_machine", lambda *args, **kwargs: fake)
+    assert main(["measure", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "measured B = none: the sweep does not rise steadily to a plateau (at B = 128 it runs at 11% of its rate" in out
+    )
+
+
 def test_measure_rejects_a_non_positive_budget(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["measure", "--budget", "0"])

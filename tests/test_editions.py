@@ -435,6 +435,17 @@ def test_a_student_with_the_two_files_a_notebook_names_gets_every_message_in_its
         )
 
 
+def test_a_figure_text_the_measure_page_draws_only_sometimes_keeps_its_translation():
+    """The measured knee's label is drawn only for a steady sweep: a build on a busy machine draws none, and
+    update-po must not drop its translation then (another build, or a reader's notebook, will draw it)."""
+    kept = editions.measured_figure_texts()
+    assert ("measured knee ≈ {0}", "book/measure-your-machine.md") in kept
+    assert all("{0}" in text and page in editions.MEASURED_PAGES for text, page in kept)
+    for lang in LANGS:
+        translated = {m.id for m in messages(lang, Path("LC_MESSAGES", "figures.po")) if m.string and not m.fuzzy}
+        assert "measured knee ≈ {0}" in translated, lang
+
+
 def test_figure_catalog_covers_every_figure_of_the_english_build():
     """figures.po has every text the English build drew (re-run `tools/editions.py update-po` if not)."""
     _require_build()

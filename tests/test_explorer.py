@@ -82,7 +82,7 @@ def test_chip_is_looked_up_like_everywhere_else():
 
 
 def test_bad_starting_values_are_refused_up_front():
-    with pytest.raises(ValueError, match="dtype must be one of .* for NVIDIA H100 SXM, got 'int4'"):
+    with pytest.raises(ValueError, match="dtype must be one of .* for NVIDIA H200 SXM, got 'int4'"):
         Explorer(dtype="int4", draw=False)
     with pytest.raises(ValueError, match=r"B must be a whole number of elements \(an integer >= 1\), got 0"):
         Explorer(B=0, draw=False)

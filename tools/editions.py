@@ -562,14 +562,38 @@ def update_figure_po() -> None:
     if not any(EXECUTED.glob("*.ipynb")):
         sys.exit("build the English book first (make book): the figure texts are read from its executed chapters")
     template = Catalog()
+    measured = measured_figure_texts()
     for notebook in sorted(EXECUTED.glob("*.ipynb")):
         outputs, glued = executed_outputs(notebook)
-        for text in sorted(figure_strings(outputs + glued)):
-            template.add(text, locations=[(f"book/{notebook.stem}.md", 0)])
+        page = f"book/{notebook.stem}.md"
+        drawn = figure_strings(outputs + glued) | {text for text, where in measured if where == page}
+        for text in sorted(drawn):
+            template.add(text, locations=[(page, 0)])
         for alt in alt_texts(notebook):
-            template.add(alt, context="alt", locations=[(f"book/{notebook.stem}.md", 0)])
+            template.add(alt, context="alt", locations=[(page, 0)])
     for language in LANGUAGES:
         _merge(template, LOCALES / language / "LC_MESSAGES" / "figures.po", language)
+
+
+#: Chapters that draw what the build machine measured: a figure text there may be drawn by one build and not by
+#: the next (the measured knee of a sweep too noisy for one), so its translation is kept when this build lacks it.
+MEASURED_PAGES = ("book/measure-your-machine.md",)
+
+
+def measured_figure_texts() -> set[tuple[str, str]]:
+    """``(text, page)``: the translated figure texts of a :data:`MEASURED_PAGES` chapter that carry a measured number
+    (``measured knee ≈ {0}``); a text without one is drawn by every build, and dropped when no build draws it."""
+    found = set()
+    for language in LANGUAGES:
+        path = LOCALES / language / "LC_MESSAGES" / "figures.po"
+        if not path.exists():
+            continue
+        with path.open("rb") as fh:
+            for m in read_po(fh, locale=language):
+                pages = {location for location, _ in m.locations} & set(MEASURED_PAGES)
+                if m.id and m.string and not m.fuzzy and m.context is None and pages and "{0}" in m.id:
+                    found.add((m.id, min(pages)))
+    return found
 
 
 def update_pasted_po() -> None:

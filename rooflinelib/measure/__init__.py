@@ -1,8 +1,12 @@
 """Measure the machine you are on: peak matmul FLOPs/s, memory bandwidth, a batch sweep.
 
 Timing rules, applied everywhere here (:mod:`~rooflinelib.measure.timing`):
-warm-up runs are done and thrown away, then the operation is repeated and the
-**median** reported with the min-max spread; a backend's ``sync()`` (e.g.
+warm-up runs are done and thrown away, then the operation is repeated; every
+repeat's time is kept (median, fastest and slowest), and a rate is that of the
+**fastest** run, as STREAM reports its best rate and Python's ``timeit`` advises:
+other work on the machine only ever adds time, so the fastest run is the nearest
+to what the hardware can do, and a roof, a best case, is compared with best cases.
+A backend's ``sync()`` (e.g.
 ``torch.cuda.synchronize``) runs before every clock stop, so asynchronous
 devices are timed for the work, not for the launch. Every result records its
 sizes, dtype, repeats and the thread counts.

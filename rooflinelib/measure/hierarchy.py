@@ -1,10 +1,15 @@
 """The memory hierarchy of a measurement: each level's bandwidth from the cache staircase, and points placed on it.
 
 A **level** is a data cache that Linux reports (``L1``, ``L2``, ``L3``...) or
-main memory (``DRAM``). Its bandwidth is the best median bandwidth of the
+main memory (``DRAM``). A cache's bandwidth is the median bandwidth of the
 staircase's working sets that sit well inside it: at most ``inside`` (half)
-of its size and more than the level above it holds; main memory's, of those
-at least ``past`` (four) times the last-level cache. A point of the matmul
+of its size and more than the level above it holds. Main memory's is the
+median of the largest working sets, those within a factor of two of the
+largest, provided they are at least ``past`` (four) times the last-level
+cache. A median, not the best: one working set that a busy machine or a
+cache that Linux does not report lets run fast must not speak for the whole
+level. Each set's bandwidth is that of its fastest run, as everywhere in
+:mod:`rooflinelib.measure`. The staircase runs on one core. A point of the matmul
 sweep or of the dot products is placed on the fastest level that can hold its
 working set (every byte it counts): that level's bandwidth times its
 intensity, capped by the measured peak, is the ceiling it is judged against.
@@ -15,6 +20,7 @@ the same on a measurement loaded from a file.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,9 +41,10 @@ class Level:
 
     ``bytes`` is the cache's size (``None`` for main memory); ``low`` and
     ``high`` bound the working sets whose bandwidth counts for it (``high`` is
-    ``None`` for main memory); ``bandwidth`` is their best median bandwidth in
-    bytes/s (``None`` if no working set fell in that range) and ``points`` how
-    many there were. ``shared_by``: logical CPUs sharing the cache (1: a core's own).
+    ``None`` for main memory; for main memory ``low`` is the smallest working set
+    used); ``bandwidth`` is their median bandwidth in bytes/s (``None`` if no
+    working set fell in that range) and ``points`` how many there were.
+    ``shared_by``: logical CPUs sharing the cache (1: a core's own).
     """
 
     name: str
@@ -103,10 +110,13 @@ def memory_levels(m: MachineMeasurement, *, inside: float = 0.5, past: float = 4
     ...     return Point("reread", "fp32", {"n": n, "repeats": 2}, 0, 1e9 * gbs, 1.0, 1.0, 1.0, 3, 1)
     >>> m = MachineMeasurement(machine={"caches": [{"level": 1, "bytes": 32 * 1024},
     ...                                            {"level": 2, "bytes": 1024 * 1024}]},
-    ...                        staircase=[stair(8, 200), stair(16, 210), stair(64, 100), stair(256, 90),
-    ...                                   stair(1024, 60), stair(8192, 20)])
+    ...                        staircase=[stair(4, 190), stair(8, 200), stair(16, 230), stair(64, 100),
+    ...                                   stair(256, 90), stair(1024, 60), stair(8192, 50), stair(16384, 20)])
     >>> [(lv.name, lv.bandwidth / 1e9 if lv.bandwidth else None, lv.points) for lv in memory_levels(m)]
-    [('L1', 210.0, 2), ('L2', 100.0, 2), ('DRAM', 20.0, 1)]
+    [('L1', 200.0, 3), ('L2', 95.0, 2), ('DRAM', 20.0, 1)]
+
+    Main memory's 16 MiB set runs at 20 GB/s; the 8 MiB one, half as large, is
+    left out, as are the sets less than four times the last cache.
     """
     caches = _caches(m.machine)
     if not caches:
@@ -115,17 +125,19 @@ def memory_levels(m: MachineMeasurement, *, inside: float = 0.5, past: float = 4
     levels, below = [], 0.0
     for cache in caches:
         high = inside * cache["bytes"]
-        levels.append(_level(f"L{cache['level']}", cache["bytes"], below, high, stair, cache.get("shared_by", 1)))
+        inside_sets = [bw for ws, bw in stair if below < ws <= high]
+        levels.append(_level(f"L{cache['level']}", cache["bytes"], below, high, inside_sets, cache.get("shared_by", 1)))
         below = float(cache["bytes"])
-    levels.append(_level(MEMORY, None, past * below, None, stair, 0))
+    past_sets = [(ws, bw) for ws, bw in stair if ws >= past * below]
+    largest = max((ws for ws, _ in past_sets), default=0.0)
+    used = [(ws, bw) for ws, bw in past_sets if ws > largest / 2]
+    low = min((ws for ws, _ in used), default=past * below)
+    levels.append(_level(MEMORY, None, low, None, [bw for _, bw in used], 0))
     return levels
 
 
-def _level(
-    name: str, size: int | None, low: float, high: float | None, stair: Iterable[tuple[float, float]], shared: int
-) -> Level:
-    inside = [bw for ws, bw in stair if (ws > low if size is not None else ws >= low) and (high is None or ws <= high)]
-    return Level(name, size, low, high, max(inside) if inside else None, len(inside), shared)
+def _level(name: str, size: int | None, low: float, high: float | None, bandwidths: list[float], shared: int) -> Level:
+    return Level(name, size, low, high, statistics.median(bandwidths) if bandwidths else None, len(bandwidths), shared)
 
 
 def level_of(levels: Sequence[Level], nbytes: float) -> Level:

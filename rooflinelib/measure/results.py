@@ -34,8 +34,8 @@ class Point:
     Examples
     --------
     >>> p = Point("matmul", "fp32", {"B": 1, "D": 2, "F": 2}, flops=8, bytes=28,
-    ...           median_s=1e-6, min_s=1e-6, max_s=2e-6, repeats=3, warmup=1)
-    >>> p.flops_per_s, round(p.intensity, 3)
+    ...           median_s=2e-6, min_s=1e-6, max_s=5e-6, repeats=3, warmup=1)
+    >>> p.flops_per_s, round(p.intensity, 3)   # the fastest run's rate
     (8000000.0, 0.286)
     """
 
@@ -57,13 +57,13 @@ class Point:
 
     @property
     def flops_per_s(self) -> float:
-        """FLOPs/s at the median time."""
-        return self.flops / self.median_s
+        """FLOPs/s of the fastest timed run (``min_s``): see :mod:`rooflinelib.measure` for why not the median."""
+        return self.flops / self.min_s
 
     @property
     def bytes_per_s(self) -> float:
-        """Bytes/s at the median time."""
-        return self.bytes / self.median_s
+        """Bytes/s of the fastest timed run (``min_s``)."""
+        return self.bytes / self.min_s
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "point") -> Point:
@@ -130,7 +130,7 @@ class MachineMeasurement:
     def peak_flops(self, dtype: str | None = None) -> float:
         """Measured peak FLOPs/s for ``dtype`` (default: the sweep's dtype).
 
-        The best median rate of any matmul in ``dtype`` in this run: the square
+        The best rate of any matmul in ``dtype`` in this run: the square
         peak run, or a sweep point if one of those went faster.
         """
         if dtype is None:
@@ -143,7 +143,7 @@ class MachineMeasurement:
         return max(rates)
 
     def bandwidth(self, kind: str = "copy") -> float:
-        """Measured memory bandwidth in bytes/s (median) of ``"copy"`` or ``"triad"``."""
+        """Measured memory bandwidth in bytes/s (fastest run) of ``"copy"`` or ``"triad"``."""
         if kind not in self.stream:
             raise KeyError(f"no {kind!r} bandwidth measured; measured: {', '.join(map(repr, self.stream))}")
         return self.stream[kind].bytes_per_s
@@ -217,7 +217,7 @@ def reference_measurements(folder: str | os.PathLike[str] | Traversable | None =
 def measured_knee(points: Sequence[Point], fraction: float = 0.8) -> float:
     """Batch size where a measured sweep first reaches ``fraction`` of its plateau (its best FLOPs/s).
 
-    :func:`rooflinelib.knee_batch_size` on the points' ``B`` and median rates.
+    :func:`rooflinelib.knee_batch_size` on the points' ``B`` and rates (their fastest runs).
 
     Examples
     --------

@@ -30,12 +30,12 @@ class Timing:
 
     @property
     def median(self) -> float:
-        """Median of the repeats, the figure every result reports."""
+        """Median of the repeats (a result's rate is the fastest run's: see :mod:`rooflinelib.measure`)."""
         return float(statistics.median(self.times))
 
     @property
     def min(self) -> float:
-        """Fastest repeat."""
+        """Fastest repeat: the time a result's rate is computed from."""
         return float(min(self.times))
 
     @property
