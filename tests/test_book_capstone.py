@@ -264,6 +264,8 @@ def test_glued_value_where_it_stands(page: str, key: str, expected: str) -> None
 
 CLAIMS = {
     "real-model-real-chips": [
+        "One prompt of 2048 tokens thus runs at",
+        "with bf16 weights and arithmetic, up to a critical batch equal to the chip’s ridge point",
         "Most of them, 70%, sit in the MLPs",
         "fits on a single B200",
         "it fits on one H100’s 80 GB",
@@ -320,7 +322,8 @@ CLAIMS = {
         "393 tokens per sequence in bf16, 197 with fp8 weights and activations (attention in bf16)",
         "fp8 arithmetic runs the",
         "each matmul from 325.6 to 461.9 tokens",
-        "the larger of the two, not their sum",
+        "the course takes the larger of the two, a lower bound; the usual α–β model adds them",
+        "the ridge of the format the arithmetic runs in",
         "that latency is NCCL’s, measured on Hopper (H20) GPUs",
     ],
 }
