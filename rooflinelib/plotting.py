@@ -7,7 +7,7 @@ common kinds of colour blindness.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -905,6 +905,30 @@ def _context_curves(
     return curves
 
 
+def _draw_context_lines(
+    ax: Axes,
+    curves: list[tuple[int, np.ndarray, np.ndarray, bool]],
+    xy: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    line_kw: dict[str, Any],
+) -> None:
+    """One line per context on log-log axes, at ``xy(B, t)``; a square where HBM stops the batch, and its legend entry."""
+    for i, (ctx, B, t, capped) in enumerate(curves):
+        kw = {
+            "color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)],
+            "lw": 2,
+            "label": f"{ctx:,} tokens of context",
+            **line_kw,
+        }
+        x, y = xy(B, t)
+        (line,) = ax.plot(x, y, **kw)
+        if not capped:
+            ax.plot([x[-1]], [y[-1]], "s", ms=7, color=line.get_color(), label="_largest batch")
+    ax.plot([], [], "s", ms=7, color="0.3", label="largest batch HBM holds")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, which="major", alpha=0.3)
+
+
 def plot_decode_context(
     model: str | Model,
     chip: str | Accelerator,
@@ -939,22 +963,9 @@ def plot_decode_context(
     B0 = np.unique(np.round(np.geomspace(1, max(max_batch, 1), 120)))
     t0 = serving.decode_step_time(model, chip, B0, precision=precision)
     ax.plot(B0, np.asarray(t0) * 1e3, "--", color="0.45", lw=1.5, label="weights only")
-    for i, (ctx, B, t, capped) in enumerate(curves):
-        kw = {
-            "color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)],
-            "lw": 2,
-            "label": f"{ctx:,} tokens of context",
-            **line_kw,
-        }
-        (line,) = ax.plot(B, t * 1e3, **kw)
-        if not capped:
-            ax.plot([B[-1]], [t[-1] * 1e3], "s", ms=7, color=line.get_color(), label="_largest batch")
-    ax.plot([], [], "s", ms=7, color="0.3", label="largest batch HBM holds")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _draw_context_lines(ax, curves, lambda B, t: (B, t * 1e3), line_kw)
     ax.set_xlabel("batch size B (sequences, one token each)")
     ax.set_ylabel("time per decode step (ms)")
-    ax.grid(True, which="major", alpha=0.3)
     if legend:
         ax.legend(loc="upper left")
     return ax
@@ -989,22 +1000,9 @@ def plot_decode_throughput(
     """
     curves = _context_curves(model, chip, contexts, precision, kv_dtype, max_batch)
     ax = _current_axes(ax)
-    for i, (ctx, B, t, capped) in enumerate(curves):
-        kw = {
-            "color": OKABE_ITO[1 + i % (len(OKABE_ITO) - 1)],
-            "lw": 2,
-            "label": f"{ctx:,} tokens of context",
-            **line_kw,
-        }
-        (line,) = ax.plot(B / t, 1 / t, **kw)
-        if not capped:
-            ax.plot([B[-1] / t[-1]], [1 / t[-1]], "s", ms=7, color=line.get_color(), label="_largest batch")
-    ax.plot([], [], "s", ms=7, color="0.3", label="largest batch HBM holds")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    _draw_context_lines(ax, curves, lambda B, t: (B / t, 1 / t), line_kw)
     ax.set_xlabel("tokens/s in all (batch / step time)")
     ax.set_ylabel("tokens/s per sequence")
-    ax.grid(True, which="major", alpha=0.3)
     if legend:
         ax.legend(loc="lower left")
     return ax
