@@ -150,7 +150,6 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
                     return
                 except ZygoteError:
                     pass  # started from scratch below, in a sandbox of its own
-            held = room.mode in ("cgroup", "cgroup2")  # the room's cgroup caps the memory the notebook uses
             argv = command(
                 bwrap,
                 kernel_cmd,
@@ -160,7 +159,7 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
                 limits=task.limits,
                 uid=uid,
                 env=env,
-                memory_held=held,
+                memory_held=room.holds_memory,
             )
             await super()._async_launch_kernel(room.launcher(argv), **kw)
             room.watch(self.provisioner.pid)
@@ -189,7 +188,7 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
                         "cgroups": room.procs_files(),
                         "cwd": str(work),
                         "uid": uid,
-                        "rlimits": rlimits(task.limits, memory_held=room.mode in ("cgroup", "cgroup2")),
+                        "rlimits": rlimits(task.limits, memory_held=room.holds_memory),
                         "env": {**inside, "PWD": str(work)},  # bubblewrap sets PWD where it changes directory
                         "argv": kernel_cmd[2:],
                     }

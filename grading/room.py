@@ -873,6 +873,11 @@ class Room:
 
     # ----- telling
 
+    @property
+    def holds_memory(self) -> bool:
+        """Whether a cgroup caps the memory the notebook's processes use (so no process needs an address-space limit)."""
+        return self.mode in ("cgroup", "cgroup2")
+
     def describe_mode(self) -> str:
         """One line for the run log: how this room holds its limits, and why not in a better mode (:func:`describe_mode`)."""
         return _describe(self.mode, self.limits, self.poll, subtree=self.subtree, tmpfs=self._box is not None)
