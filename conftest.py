@@ -35,6 +35,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "test_browser_book": ("needs_book", "browser", "slow"),
     "test_editions_grading": ("sandbox", "slow"),
     "test_grading_dask": ("sandbox", "slow"),
+    "test_grading_fidelity": ("sandbox", "slow"),
     "test_grading_forked": ("sandbox", "slow"),
     "test_grading_judge": ("sandbox", "slow"),
     "test_grading_redteam": ("sandbox", "slow"),
