@@ -22,6 +22,8 @@ CITED = {
     "NVIDIA/nccl",
     "deepseek-ai/DeepEP",
     "modal-labs/modal-client",
+    # nbgrader, whose user-guide assignment tests/fixtures/nbgrader_ps1 holds
+    "jupyter/nbgrader",
 }
 PLACEHOLDER = "OWNER/REPO"  # how the README and the fork command write "your repository"
 EXAMPLES = {"tools/set_repository_url.py", "tests/test_repository_url.py"}  # examples of other URLs
