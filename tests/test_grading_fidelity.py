@@ -468,6 +468,7 @@ def _grade(base: Path, assignment: str) -> Graded:
         _submissions(course, assignment)
     env = course_env()
     env["JUPYTER_CONFIG_DIR"] = str(base / "no-jupyter-config")  # no user-wide nbgrader_config.py either
+    env.pop("JUPYTER_CONFIG_PATH", None)
     reference = subprocess.run(
         [sys.executable, "-m", "nbgrader", "autograde", assignment],
         cwd=stock,
@@ -527,6 +528,15 @@ def test_serial_nbgrader_grades_ps1_as_its_documentation_shows(graded: Callable[
         **manual,
     }
     assert {g: v[0] for g, v in stock["hacker"]["problem2"].items()} == {"part-a": None, "part-b": None}
+
+
+def test_the_reference_runs_its_checks_in_the_kernel(graded: Callable[[str], Graded]) -> None:
+    """The reference is nbgrader's own Execute: a failed check shows IPython's traceback, with the check's line
+    (the judge's error is one line and never shows a check)."""
+    nb = read(graded(PS1).stock_course / "autograded" / "bitdiddle" / PS1 / "problem1.ipynb")
+    (error,) = [o for o in cell_by_id(nb, "correct_squares").outputs if o.output_type == "error"]
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))  # without IPython's colours
+    assert "----> 2 assert squares(1) == [1]" in shown, shown
 
 
 def test_serial_nbgrader_grades_the_idioms_as_designed(graded: Callable[[str], Graded]) -> None:
