@@ -259,6 +259,7 @@ IDIOMS_POINTS = {
     "squares_invalid": 1,
     "uses_squares": 1,
     "partial_credit": 2,
+    "partial_numpy": 2,
     "squares_n": 1,
     "point_object": 2,
     "point_type": 1,
@@ -272,7 +273,9 @@ IDIOMS_POINTS = {
     "reads_data": 1,
     "wrote_file": 1,
 }
-NOTHING = dict.fromkeys(IDIOMS_POINTS, 0.0)
+# a check whose last expression is a NumPy number scores full points whatever its value: nbgrader reads the number
+# from its text, which NumPy 2 writes "np.float64(1.0)", not a float to nbgrader, so full points
+NOTHING = {**dict.fromkeys(IDIOMS_POINTS, 0.0), "partial_numpy": 2.0}
 # the rigged cells, where serial nbgrader is fooled: helpers redefined (abs, isinstance, len, print), patched
 # (math.isclose, numpy.testing.assert_allclose) or outwitted (__eq__ of a list, a set and Point)
 RIGGED = {
@@ -327,6 +330,10 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str, str], str] = {
         "cell after this check) where nbgrader has 3"
     ),
     (IDIOMS, "correct", "idioms", "squares_invalid"): _RAISED,
+    (IDIOMS, "blank", "idioms", "partial_numpy"): (
+        "the student's NotImplementedError reaches the check as the judge's StudentRaised, which `except "
+        "NotImplementedError` does not catch (nbgrader: caught, and the NumPy score reads as full points)"
+    ),
     (IDIOMS, "correct", "idioms", "uses_squares"): _DEL,
     (IDIOMS, "correct", "idioms", "point_object"): (
         "Point is a StudentFunction, not a class: Point(3, 4) comes back opaque and isinstance(p, Point) raises "
