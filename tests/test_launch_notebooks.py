@@ -244,7 +244,7 @@ matplotlib._drawn_texts.clear()
 """
 RESET = "%reset -f\nimport matplotlib.pyplot as plt\nplt.close('all')"
 ENGLISH_WORD = re.compile(r"(?<![/\w])[a-z][a-z-]{2,}\b")  # a lower-case English word; units (FLOPs/byte) aside
-SCRIPT = {"ko": re.compile(r"[\uac00-\ud7a3]"), "zh": re.compile(r"[\u4e00-\u9fff]")}
+SCRIPT = {lang: re.compile(launch.bookeditions.get(lang).script) for lang in launch.bookeditions.translated()}
 # what a figure draws that is not a word of any language: math ($B \times D$), names (T_math), a function's name
 # before its parenthesis (max(...)), and a line of code (acc += x)
 NOT_WORDS = re.compile(r"\$[^$]*\$|\b\w*_\w*\b|\b[a-z]+(?=\()|\b\w+ [-+*/]?= \w+\b")
