@@ -408,7 +408,9 @@ urllib.request.urlretrieve = _from_clone
 
 
 @pytest.mark.slow  # starts kernels
-@pytest.mark.parametrize("assignment", ["rooflines", "rooflines-ko", "rooflines-zh"])
+@pytest.mark.parametrize(
+    "assignment", ["rooflines", *(f"rooflines-{lang}" for lang in launch.bookeditions.translated())]
+)
 def test_a_problem_opened_alone_fetches_its_checks_and_speaks_its_language(assignment: str, tmp_path: Path):
     """On Colab a problem's notebook is alone: its first code cell fetches feedback.py and feedback.csv from its
     own assignment folder (an edition's feedback.py names its language), and every check runs in that language.
