@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
-import bookeditions  # noqa: E402  book/bookeditions.py
+import bookeditions
 
 # A literal list of edition codes, ("ko", "zh") or ("en", "ko", "zh"), or `build ko zh`: the registry's job.
 _LISTED = re.compile(r"""\(\s*(?:["'](?:en|ko|zh)["']\s*,\s*){1,2}["'](?:ko|zh)["']\s*,?\s*\)|\bko zh\b""")
@@ -100,7 +100,7 @@ def test_a_fourth_edition_is_one_entry(tmp_path, monkeypatch):
         from sphinx_editions import html
 
         class App:
-            class config:  # noqa: N801  a stand-in for Sphinx's config
+            class config:
                 language = "ja"
 
         links = html._links(App(), "book/intro")  # type: ignore[arg-type]
