@@ -144,3 +144,22 @@ def test_an_unchecked_version_fails_loudly():
 
     with pytest.raises(ExtensionError, match=r"sphinx \S+ is installed, but .* checked against 0\.0 only"):
         require_version("sphinx", ("0.0",), "a workaround leans on it.")
+
+
+def test_comparing_two_builds_ignores_hashes_and_finds_a_changed_word(tmp_path):
+    """tools/compare_sites.py, which checks that a change to the build leaves every page as a reader sees it."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import compare_sites
+
+    page = '<html><head><link href="_static/a.css?digest={}"></head><body><p>{}</p><img src="_images/{}.png"></body>'
+    for name, (digest, word, image) in {
+        "one": ("1a2b3c4d5e", "ridge", "a" * 40),
+        "two": ("9f8e7d6c5b", "ridge", "a" * 40),
+    }.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "index.html").write_text(page.format(digest, word, image), encoding="utf-8")
+    assert compare_sites.compare(tmp_path / "one", tmp_path / "two") == []
+    (tmp_path / "two" / "index.html").write_text(page.format("1a2b3c4d5e", "knee", "b" * 40), encoding="utf-8")
+    found = compare_sites.compare(tmp_path / "one", tmp_path / "two")
+    assert "-      ridge" in found and "+      knee" in found
+    assert "=== index.html: 1 of 1 figures differ" in found
