@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any
 
 from docutils import nodes
-from myst_nb.core.render import MimeData, NbElementRenderer
+from myst_nb.core.render import EntryPointError, MimeData, NbElementRenderer, load_renderer
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -88,6 +88,13 @@ def _check_renderer(app: Sphinx, config: Any) -> None:
             f"nb_render_plugin is {config.nb_render_plugin!r}: set it to {RENDER_PLUGIN!r} (sphinx.config in "
             "_config.yml), or the editions show English figures"
         )
+    try:
+        load_renderer(RENDER_PLUGIN)
+    except EntryPointError:
+        raise ExtensionError(
+            f"myst-nb finds no renderer {RENDER_PLUGIN!r}: its entry point is in pyproject.toml, installed with "
+            "the project; run `make setup` (or `uv pip install -e .`) again"
+        ) from None
 
 
 def setup(app: Sphinx) -> None:
