@@ -51,11 +51,11 @@ $(LIB_STAMP): $(LIB_FILES)
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	mkdir -p _build && touch $(LIB_STAMP)
 
-# English into _build/html, then the Korean and Chinese editions into _build/html/ko and /zh,
+# English into _build/html, then every translated edition of book/editions.toml into _build/html/<code>,
 # which reuse the English build's executed chapters.
 book: setup $(MATHJAX) $(LIB_STAMP)
 	$(VENV)/bin/jupyter-book build -W -n --keep-going .
-	$(PY) tools/editions.py build ko zh
+	$(PY) tools/editions.py build
 
 browser:
 	@bash tools/install-browser.sh

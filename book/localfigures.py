@@ -36,13 +36,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import bookeditions  # book/bookeditions.py: the registry of editions (book/editions.toml)
+
 ROOT = Path(__file__).resolve().parents[1]
+
 METADATA_KEY = "roofline-course/editions"
-# Edition -> (npm package, font file, the family name matplotlib reads from that file).
-FONTS = {
-    "ko": ("@embedpdf/fonts-kr", "NotoSansKR-Regular.otf", "Noto Sans Korean"),
-    "zh": ("@embedpdf/fonts-sc", "NotoSansHans-Regular.otf", "Noto Sans S Chinese"),
-}
+# Edition -> (npm package, font file, the family name matplotlib reads from that file): each edition with a font.
+FONTS = {e.code: (e.font.package, e.font.file, e.font.family) for e in bookeditions.editions() if e.font}
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:[eE][+\-\u2212]?\d+)?")
 _MATH = re.compile(r"\$[^$]*\$")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -258,7 +258,7 @@ class _Translating(io.TextIOBase):
 
 
 def speak(language: str) -> None:
-    """Make this kernel print and draw in ``language`` (``en``, ``ko``, ``zh``): a launched notebook's mode.
+    """Make this kernel print and draw in ``language`` (an edition's code): a launched notebook's mode.
 
     Figures are drawn with every text translated through ``figures.po`` and the edition's font as
     fallback; printed text goes through ``outputs.po``. English leaves both as they are.

@@ -31,6 +31,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import quote, urlparse
@@ -45,9 +46,13 @@ SHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-EDITIONS = ("en", "ko", "zh")
+sys.path.insert(0, str(ROOT / "book"))
+
+import bookeditions
+
+EDITIONS = bookeditions.codes()
 # what each edition's <html lang> says: Simplified Chinese is built as Sphinx's zh_CN (its own search page strings)
-HTML_LANG = {"en": "en", "ko": "ko", "zh": "zh-CN"}
+HTML_LANG = {e.code: e.html_lang for e in bookeditions.editions()}
 
 
 def _toc_pages() -> list[str]:

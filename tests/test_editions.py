@@ -30,12 +30,14 @@ from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = ROOT / "locales"
-LANGS = ("ko", "zh")
 HTML = ROOT / "_build" / "html"
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "book"))
 
+import bookeditions  # book/bookeditions.py: the registry of editions
 import localfigures  # book/localfigures.py
+
+LANGS = bookeditions.translated()
 
 import editions  # tools/editions.py
 
@@ -208,7 +210,7 @@ def glossary() -> list[dict[str, str]]:
 def test_glossary_has_every_term_in_every_language_and_says_why_for_choices():
     rows = glossary()
     for row in rows:
-        for column in ("en", "ko", "zh"):
+        for column in bookeditions.codes():
             assert row[column].strip(), f"glossary.csv: {row['en']!r} has no {column} term"
     for lang in LANGS:
         explained = [row["en"] for row in rows if row[f"why_{lang}"].strip()]
@@ -319,7 +321,7 @@ def test_each_page_pastes_exactly_the_english_values(lang: str):
         assert values[0] == values[1], (
             f"{lang}/{page.name}: pasted values differ: {values[0] - values[1]} / {values[1] - values[0]}"
         )
-        assert translated.html["lang"] == {"ko": "ko", "zh": "zh-CN"}[lang]
+        assert translated.html["lang"] == bookeditions.get(lang).html_lang
         assert len(english.select("img")) == len(translated.select("img")), f"{lang}/{page.name}: figures differ"
 
 
@@ -327,7 +329,7 @@ def test_each_page_pastes_exactly_the_english_values(lang: str):
 def test_translated_pages_are_in_their_language(lang: str):
     """Most of each page's text is in the edition's script (code and numbers aside)."""
     _require_build()
-    script = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}[lang]
+    script = bookeditions.get(lang).script
     for page in _pages(lang):
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         article = soup.find("article")
@@ -558,7 +560,7 @@ def test_links_and_buttons_lead_to_the_editions_own_files(lang: str):
             path = re.search(rf"(editions/{lang}/book/[\w-]+\.ipynb|exercises/rooflines-{lang}/[\w-]+\.ipynb)$", href)
             assert path, f"{lang}/{page.name}: {href} does not open this edition's notebook"
             assert (ROOT / path.group(1)).is_file(), f"{lang}/{page.name}: {path.group(1)} is not in the repository"
-    script = {"ko": r"[\uac00-\ud7a3]", "zh": r"[\u4e00-\u9fff]"}[lang]
+    script = bookeditions.get(lang).script
     for source in sorted((HTML / lang / "_sources" / "book").glob("*.*")):
         text = source.read_text(encoding="utf-8")
         if source.suffix == ".ipynb":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import re
 import string
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -29,7 +30,11 @@ from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
-LANGS = ("ko", "zh")
+sys.path.insert(0, str(ROOT / "book"))
+
+import bookeditions
+
+LANGS = bookeditions.translated()
 HANGUL = "\uac00-\ud7a3"
 HAN = "\u4e00-\u9fff"
 CJK = f"[{HANGUL}{HAN}]"

@@ -244,7 +244,7 @@ matplotlib._drawn_texts.clear()
 """
 RESET = "%reset -f\nimport matplotlib.pyplot as plt\nplt.close('all')"
 ENGLISH_WORD = re.compile(r"(?<![/\w])[a-z][a-z-]{2,}\b")  # a lower-case English word; units (FLOPs/byte) aside
-SCRIPT = {"ko": re.compile(r"[\uac00-\ud7a3]"), "zh": re.compile(r"[\u4e00-\u9fff]")}
+SCRIPT = {lang: re.compile(launch.bookeditions.get(lang).script) for lang in launch.bookeditions.translated()}
 # what a figure draws that is not a word of any language: math ($B \times D$), names (T_math), a function's name
 # before its parenthesis (max(...)), and a line of code (acc += x)
 NOT_WORDS = re.compile(r"\$[^$]*\$|\b\w*_\w*\b|\b[a-z]+(?=\()|\b\w+ [-+*/]?= \w+\b")
@@ -408,7 +408,9 @@ urllib.request.urlretrieve = _from_clone
 
 
 @pytest.mark.slow  # starts kernels
-@pytest.mark.parametrize("assignment", ["rooflines", "rooflines-ko", "rooflines-zh"])
+@pytest.mark.parametrize(
+    "assignment", ["rooflines", *(f"rooflines-{lang}" for lang in launch.bookeditions.translated())]
+)
 def test_a_problem_opened_alone_fetches_its_checks_and_speaks_its_language(assignment: str, tmp_path: Path):
     """On Colab a problem's notebook is alone: its first code cell fetches feedback.py and feedback.csv from its
     own assignment folder (an edition's feedback.py names its language), and every check runs in that language.

@@ -7,7 +7,8 @@ from the English build's jupyter-cache (nothing is executed again).
 
 Usage::
 
-    python tools/editions.py build ko zh      # after the English build (make book does both)
+    python tools/editions.py build            # every translated edition (book/editions.toml), after the English
+    python tools/editions.py build ko         # one edition
     python tools/editions.py update-po        # after editing English prose: refresh every .po
     python tools/editions.py exercises        # write solutions/rooflines-<lang>/ from the .po files
     python tools/editions.py notebooks        # write editions/<lang>/book/*.ipynb from the built pages
@@ -41,12 +42,16 @@ from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book"))
+import bookeditions
+
 BUILD = ROOT / "_build"
 LOCALES = ROOT / "locales"
-LANGUAGES = ("ko", "zh")
+# The translated editions, as book/editions.toml lists them.
+LANGUAGES = bookeditions.translated()
 # Sphinx's name for each edition's language: Simplified Chinese is zh_CN, for which Sphinx and the
 # theme ship their own translations (search page, navigation); our catalogs stay in locales/zh.
-SPHINX_LANGUAGE = {"en": "en", "ko": "ko", "zh": "zh_CN"}
+SPHINX_LANGUAGE = {e.code: e.sphinx_language for e in bookeditions.editions()}
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 SOURCE = ROOT / "solutions"
 ASSIGNMENT = "rooflines"
@@ -113,7 +118,6 @@ NOTEBOOKS = ROOT / "editions"
 
 def _page_messages(language: str, page: str) -> list[tuple[str, str]]:
     """``(English, translation)`` of a chapter's messages and its problems' titles, longest first."""
-    sys.path.insert(0, str(ROOT / "book"))
     from localfigures import catalog
 
     found = {english: text for (_, english), text in catalog(language, f"book/{page}").items() if text}
@@ -154,7 +158,6 @@ def chapter_notebook(language: str, page: Path) -> nbformat.NotebookNode:
 
     nb = jupytext.read(page)
     translations = _page_messages(language, page.stem)
-    sys.path.insert(0, str(ROOT / "book"))
     from localfigures import catalog
 
     math_words = {english: text for (context, english), text in catalog(language, "math").items() if not context}
@@ -189,7 +192,7 @@ def chapters() -> list[Path]:
 
 
 def write_notebooks(target: Path = NOTEBOOKS) -> list[Path]:
-    """Write ``editions/<lang>/book/<page>.ipynb`` for English, Korean and Chinese: what every edition's
+    """Write ``editions/<lang>/book/<page>.ipynb`` for every edition: what every edition's
     Colab, Binder and download buttons open (``tools/launch.py``; after ``make book``)."""
     from launch import write_launch_notebooks
 
@@ -494,7 +497,6 @@ def shown_code(source: str, language: str, page: str) -> str:
     """
     if language == "en":
         return source
-    sys.path.insert(0, str(ROOT / "book"))
     from localfigures import catalog, fill, messages, template, translate_output
 
     comments = {("code", e): t for (c, e), t in catalog(language, "code").items() if not c}
@@ -556,7 +558,6 @@ def executed_outputs(notebook: Path) -> tuple[list[dict[str, Any]], list[dict[st
 
 def update_figure_po() -> None:
     """Refresh ``locales/<lang>/LC_MESSAGES/figures.po`` from the texts on the English build's figures."""
-    sys.path.insert(0, str(ROOT / "book"))
     from localfigures import figure_strings
 
     if not any(EXECUTED.glob("*.ipynb")):
@@ -602,7 +603,6 @@ def update_pasted_po() -> None:
     That is each such value of the English build, and every sentence ``book/sentences.py`` can
     choose, so that an edition built on another machine finds the sentence that machine chose.
     """
-    sys.path.insert(0, str(ROOT / "book"))
     from localfigures import has_prose, template
     from sentences import templates
 
@@ -645,7 +645,6 @@ def update_exercise_po() -> None:
 
 
 def _translations(language: str, name: str) -> dict[tuple[str, str], str]:
-    sys.path.insert(0, str(ROOT / "book"))
     from localfigures import catalog
 
     return {
@@ -722,19 +721,27 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p_build = sub.add_parser("build", help="build editions into _build/html/<lang> (after the English build)")
-    p_build.add_argument("languages", nargs="*", default=list(LANGUAGES), choices=LANGUAGES)
+    p_build = sub.add_parser(
+        "build", help="build editions into _build/html/<lang> (after the English build); all of them by default"
+    )
+    p_build.add_argument("languages", nargs="*", metavar="LANG", help=f"one of {', '.join(LANGUAGES)}")
     sub.add_parser("update-po", help="refresh every .po under locales/ from the English pages and exercises")
     sub.add_parser("exercises", help="write solutions/rooflines-<lang>/ and feedback.csv's language columns")
-    sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb (en, ko, zh) from the built book")
+    sub.add_parser("notebooks", help="write editions/<lang>/book/*.ipynb (every edition) from the built book")
     sub.add_parser("fonts", help="write book/fonts/: the figures' characters of each edition's npm font")
     args = parser.parse_args(argv)
     if args.command == "build":
         _edition_sources("en", BUILD / "html")  # the English build's download: its launched notebook
         # The editions share nothing they write (each builds in its own folder, reading the executed chapters
         # from the English build's cache), so they build side by side.
-        with ThreadPoolExecutor(max_workers=max(1, len(args.languages))) as pool:
-            for built in pool.map(build, args.languages):
+        languages = args.languages or LANGUAGES
+        unknown = sorted(set(languages) - set(LANGUAGES))
+        if unknown:
+            parser.error(
+                f"no edition {', '.join(unknown)} in book/editions.toml; the editions are {', '.join(LANGUAGES)}"
+            )
+        with ThreadPoolExecutor(max_workers=max(1, len(languages))) as pool:
+            for built in pool.map(build, languages):
                 print(f"built {built.relative_to(ROOT)}")
     elif args.command == "update-po":
         update_po()

@@ -48,14 +48,22 @@ ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 EXECUTED = ROOT / "_build" / "jupyter_execute" / "book"
 TARGET = ROOT / "editions"
-EDITIONS = ("en", "ko", "zh")
 sys.path.insert(0, str(ROOT / "book"))
 sys.path.insert(0, str(ROOT / "tools"))
 
+import bookeditions  # book/bookeditions.py: the registry of editions
 import localfigures  # book/localfigures.py
 
+EDITIONS = bookeditions.codes()
+
 # What a notebook opened alone fetches from the repository (paths in the repository).
-HELPERS = ("book/bookvalues.py", "book/localfigures.py", "book/sentences.py")
+HELPERS = (
+    "book/bookeditions.py",
+    "book/editions.toml",
+    "book/bookvalues.py",
+    "book/localfigures.py",
+    "book/sentences.py",
+)
 HIDDEN_TAGS = {"remove-cell", "remove-input"}
 
 
@@ -410,9 +418,6 @@ def write_launch_notebooks(target: Path = TARGET, editions: tuple[str, ...] = ED
     return written
 
 
-SUBSET_FAMILY = {"ko": "Roofline Course Sans KR", "zh": "Roofline Course Sans SC"}
-
-
 def write_fonts() -> list[Path]:
     """Cut each edition's Noto Sans CJK font (npm) down to what its figures draw: ``book/fonts/``.
 
@@ -440,7 +445,9 @@ def write_fonts() -> list[Path]:
         subsetter = subset.Subsetter(options)
         subsetter.populate(text="".join(sorted(chars)))
         subsetter.subset(font)
-        family = SUBSET_FAMILY[lang]
+        font_entry = bookeditions.get(lang).font
+        assert font_entry is not None  # localfigures.FONTS holds the editions with a font
+        family = font_entry.subset_family
         for record in font["name"].names:
             if record.nameID in (1, 4, 16):
                 record.string = family if record.nameID != 4 else f"{family} Regular"
