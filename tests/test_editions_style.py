@@ -618,18 +618,30 @@ def test_chinese_figure_and_equation_references(where: str):
 # ----------------------------------------------------------------------------- English left in a table
 
 
-_TABLE_WORD = re.compile(r"(?<![/\w.-])[a-z][a-z]{2,}\b(?![-_.(/])")
-# lower-case words a Chinese table keeps: code names and units (a table of matmuls names them as the code does)
-TABLE_NAMES = {"matmul", "gate", "up", "down", "proj", "mlp", "tokens", "bytes", "byte"}
+# what a page's code writes into a table in English: a parenthesised word ("34.36 GB (printed)"), a verdict
+# ("85.52 GB reported"), a cell of English words alone ("prefill") or a plural of a name ("H100s"); a name a
+# table quotes or a code name (copy, sysfs, fma) is not one
+_TABLE_ENGLISH = (
+    re.compile(r"\(([a-z][a-z ]*)\)"),
+    re.compile(r"\b(?:reported|printed|as given|one way)\b"),
+    re.compile(r"^[a-z][a-z -]*$"),
+    re.compile(r"\b[A-Z]\w*\d\w*s\b"),
+)
 
 
 def table_words(text: str) -> list[str]:
-    """The lower-case English words in a table cell of the Chinese edition (names, units and numbers aside).
+    """The English a page's code left in a table cell of the Chinese edition (URLs and quotations aside).
 
-    >>> table_words("34.36 GB (printed)"), table_words("NVIDIA H100 SXM（标称 80 GB，设备报告 85.52 GB）")
-    (['printed'], [])
+    >>> table_words("34.36 GB (printed)"), table_words("H100s"), table_words("prefill"), table_words("copy 带宽")
+    (['printed'], ['H100s'], ['prefill'], [])
+    >>> table_words("NVIDIA H100 SXM（标称 80 GB，设备报告 85.52 GB）")
+    []
     """
-    return [w for w in _TABLE_WORD.findall(text) if w not in TABLE_NAMES]
+    text = re.sub(r"https?://\S+|“[^”]*”|\"[^\"]*\"", " ", text).strip()
+    found: list[str] = []
+    for pattern in _TABLE_ENGLISH:
+        found += [m.group(m.lastindex or 0) for m in pattern.finditer(text)]
+    return list(dict.fromkeys(found))
 
 
 def test_chinese_tables_have_no_english_words():
@@ -640,8 +652,7 @@ def test_chinese_tables_have_no_english_words():
         if path.name == "glossary.html":
             continue  # gives every term's English on purpose
         for cell in _page(path).select("td, th"):
-            words = table_words(re.sub(r"https?://\S+", " ", cell.get_text(" ")))
-            words += [w for w in re.findall(r"\b[A-Z]\w*\d\w*s\b", cell.get_text())]  # a plural of a name: H100s
+            words = table_words(cell.get_text(" "))
             if words:
                 found.append(f"zh/{path.name}: {cell.get_text(' ').strip()[:60]!r}: {words}")
     assert not found, f"zh: {len(found)} table cells with English:\n" + "\n".join(found[:15])

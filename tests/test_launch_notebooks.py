@@ -463,7 +463,8 @@ def code_disagreements(source: str, printed: str, chapter_printed: str, chapter_
         return found
     for message in re.findall(r"print\(f?\"([^\"]*)\"", source):
         words = re.sub(r"\{[^{}]*\}", " ", message)
-        if PROSE_WORD.search(words) or (HAN.search(words) and re.search(r"[:,;] ", words)):
+        unbracketed = re.sub(r"\([^()]*\)", "", words)  # a tuple shown as a value keeps its commas: (512, 512, 1024)
+        if PROSE_WORD.search(words) or (HAN.search(words) and re.search(r"[:,;] ", unbracketed)):
             found.append(f'an English message above Chinese output: "{message}"')
     return found
 
