@@ -173,6 +173,18 @@ def render(fig: Any, language: str, **savefig: Any) -> tuple[str, list[str], lis
     table = messages(language)
     originals: list[tuple[Text, str]] = []
     missing: list[str] = []
+    for artist in fig.findobj(Text):
+        text = artist.get_text()
+        if not text or not needs_translation(text):
+            continue
+        key, numbers = template(text)
+        if key not in table:
+            missing.append(key)
+            continue
+        originals.append((artist, text, artist.get_fontfamily()))
+        artist.set_text(fill(table[key], numbers))
+        # matplotlib falls back glyph by glyph only along an explicit list of families
+        artist.set_fontfamily([*artist.get_fontfamily(), "DejaVu Sans", _register_font(language)])
     # tick labels given as a list (ax.set_yticks(ticks, ["transfer", "compute"])) are drawn anew from their
     # formatter at every draw: translate the formatter's labels, not the Text it last made
     formatters: list[tuple[dict[Any, str], dict[Any, str]]] = []
@@ -191,9 +203,11 @@ def render(fig: Any, language: str, **savefig: Any) -> tuple[str, list[str], lis
                         missing.append(key)
             if labels != before:
                 formatters.append((labels, before))
+                done = {id(artist) for artist, _, _ in originals}
                 for artist in axis.get_majorticklabels():  # the ticks' own Text objects, reused when drawn
-                    originals.append((artist, artist.get_text(), artist.get_fontfamily()))
-                    artist.set_fontfamily([*artist.get_fontfamily(), "DejaVu Sans", _register_font(language)])
+                    if id(artist) not in done:
+                        originals.append((artist, artist.get_text(), artist.get_fontfamily()))
+                        artist.set_fontfamily([*artist.get_fontfamily(), "DejaVu Sans", _register_font(language)])
     buffer = io.BytesIO()
     try:
         with warnings.catch_warnings(record=True) as caught:
