@@ -476,25 +476,25 @@ def _split(text: str, sizes: list[int]) -> list[str]:
     return [*parts, text[last:]]
 
 
-def translate_strings(source: str, lookup: Any) -> str:
+def translate_strings(source: str, lookup: Any, reads: Any = None) -> str:
     """``source`` with each run of string literals that ``lookup(text, call, keyword, fields)`` translates replaced.
 
     ``text`` is the run's text with its f-string fields as sentinel numbers (``fields`` their source, in
-    order); ``lookup`` returns the
+    order); a value the code reads (``x["Algo 1"]``) is left alone, or given to ``reads(text)``; each returns the
     translation (sentinels kept) or ``None``. The code around the strings, and every field, stay the same.
 
     >>> translate_strings('print(f"{n:5d} tokens")', lambda text, call, kw, fields: text.replace("tokens", "토큰"))
     'print(f"{n:5d} 토큰")'
     """
     for spans, call, keyword, read in reversed(_string_runs(source)):
-        if read:
+        if read and reads is None:
             continue
         pieces = [_LITERAL.fullmatch(source[start:end]) for start, end in spans]
         if not all(pieces) or any(set(p.group(1).lower()) & set("br") for p in pieces if p):
             continue
         groups = [p.groups() for p in pieces if p]
         text, fields = _message(groups)
-        new = lookup(text, call, keyword, fields)
+        new = reads(text) if read else lookup(text, call, keyword, fields)
         if not new or new == text:
             continue
         out = []
@@ -519,14 +519,54 @@ KEPT_VALUES = ("zh",)
 _VERDICT = re.compile(r"\b(?:bound|bottleneck|scope)\b|\[['\"](?:bound|side)['\"]\]")
 
 
-def shown_code(source: str, language: str, page: str) -> str:
+def kept_values(source: str, language: str) -> dict[str, str]:
+    """The values a cell keeps that :func:`shown_code` shows translated: English -> the edition's text."""
+    found: dict[str, str] = {}
+
+    def note(text: str, call: str | None, keyword: str | None, fields: list[str]) -> str | None:
+        new = _kept_value(text, call, keyword, language)
+        if new:
+            found[text] = new
+        return None
+
+    translate_strings(source, note)
+    return found
+
+
+def _kept_value(text: str, call: str | None, keyword: str | None, language: str) -> str | None:
+    """A value the code keeps (not an argument a function may read, not a message) that a catalog translates whole."""
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog, fill, messages, template
+
+    if language not in KEPT_VALUES or call is not None or keyword is not None or _SENTINEL.search(text):
+        return None
+    key, numbers = template(text)
+    phrases = {e: t for (c, e), t in catalog(language, "outputs").items() if not c}
+    whole = phrases.get(key) or messages(language).get(key)
+    return fill(whole, numbers) if whole else None
+
+
+def rename_values(source: str, kept: dict[str, str]) -> str:
+    """``source`` with every string that is one of the ``kept`` values, read or kept, in the edition's text: a
+    notebook whose code shows ``{"算法 1": 60.0}`` reads ``algorithms["算法 1"]`` in its hidden cells too.
+
+    >>> rename_values('a = x["Algo 1"]', {"Algo 1": "算法 1"})
+    'a = x["算法 1"]'
+    """
+    if not kept:
+        return source
+    return translate_strings(source, lambda text, *_: kept.get(text), reads=kept.get)
+
+
+def shown_code(source: str, language: str, page: str, kept: dict[str, str] | None = None) -> str:
     """A chapter's code cell as an edition shows and runs it: its comments (``code.po``), what it prints
     (``outputs.po``), the texts it draws (``figures.po``) and its tables' headings (the page's catalog)
     in the edition's language. Names, keys a function reads, fields and numbers stay as they are.
 
     A value the code keeps and later prints or draws (``{"Algo 1": 60.0}``, ``("unfused", unfused)``) is
     put in the edition's language too when a catalog translates the whole of it, so that the code a
-    student reads, and edits, prints what the page shows under it. In Chinese, a printed message is
+    student reads, and edits, prints what the page shows under it; ``kept`` (:func:`kept_values` of the
+    whole notebook) renames the same values where another cell defined them and this one reads them. In Chinese, a printed message is
     punctuated as the output is (``：``, ``，``), also when its Chinese arrives through such a value.
     """
     if language == "en":
@@ -538,20 +578,11 @@ def shown_code(source: str, language: str, page: str) -> str:
     source = translate_code(source, comments, asserts=True)[0]
     page_words = {e: t for (c, e), t in catalog(language, f"book/{page}").items() if not c}
     figures = messages(language)
-    phrases = {e: t for (c, e), t in catalog(language, "outputs").items() if not c}
 
-    def value(text: str, call: str | None, keyword: str | None, fields: list[str]) -> str | None:
-        if language not in KEPT_VALUES:
-            return None
-        if call is not None or keyword is not None or _SENTINEL.search(text):
-            return None  # an argument a function may read, or a message
-        key, numbers = template(text)
-        whole = phrases.get(key) or figures.get(key)
-        return fill(whole, numbers) if whole else None
-
-    kept = translate_strings(source, value)
-    carried = kept != source  # a value in the edition's language reaches what this cell prints
-    source = kept
+    kept = {**kept_values(source, language), **(kept or {})}  # the cell's own, and the notebook's
+    renamed = rename_values(source, kept)
+    carried = renamed != source  # a value in the edition's language reaches what this cell prints
+    source = renamed
 
     def lookup(text: str, call: str | None, keyword: str | None, fields: list[str]) -> str | None:
         if call in PRINTING:
