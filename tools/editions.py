@@ -519,12 +519,12 @@ KEPT_VALUES = ("zh",)
 _VERDICT = re.compile(r"\b(?:bound|bottleneck|scope)\b|\[['\"](?:bound|side)['\"]\]")
 
 
-def kept_values(source: str, language: str) -> dict[str, str]:
+def kept_values(source: str, language: str, page: str | None = None) -> dict[str, str]:
     """The values a cell keeps that :func:`shown_code` shows translated: English -> the edition's text."""
     found: dict[str, str] = {}
 
     def note(text: str, call: str | None, keyword: str | None, fields: list[str]) -> str | None:
-        new = _kept_value(text, call, keyword, language)
+        new = _kept_value(text, call, keyword, language, page)
         if new:
             found[text] = new
         return None
@@ -533,29 +533,55 @@ def kept_values(source: str, language: str) -> dict[str, str]:
     return found
 
 
-def _kept_value(text: str, call: str | None, keyword: str | None, language: str) -> str | None:
-    """A value the code keeps (not an argument a function may read, not a message) that a catalog translates whole."""
+def _kept_value(text: str, call: str | None, keyword: str | None, language: str, page: str | None = None) -> str | None:
+    """A value the code keeps (not an argument a function may read, not a message) that a catalog translates whole:
+    what it prints (``outputs.po``), draws (``figures.po``) or, a phrase of several words, writes into the page's
+    table (the page's catalog: ``"one way"``)."""
     sys.path.insert(0, str(ROOT / "book"))
-    from localfigures import catalog, fill, messages, template
+    from localfigures import catalog
 
     if language not in KEPT_VALUES or call is not None or keyword is not None or _SENTINEL.search(text):
         return None
+    whole = _printed_or_drawn(text, language)
+    if whole:
+        return whole
+    if page:
+        cell = {e: t for (c, e), t in catalog(language, f"book/{page}").items() if not c}.get(text)
+        return cell if cell and cell != text else None
+    return None
+
+
+def _printed_or_drawn(text: str, language: str) -> str | None:
+    """``text`` as ``outputs.po`` or ``figures.po`` translates the whole of it (numbers kept), if either does."""
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog, fill, messages, template
+
     key, numbers = template(text)
     phrases = {e: t for (c, e), t in catalog(language, "outputs").items() if not c}
     whole = phrases.get(key) or messages(language).get(key)
     return fill(whole, numbers) if whole else None
 
 
-def rename_values(source: str, kept: dict[str, str]) -> str:
-    """``source`` with every string that is one of the ``kept`` values, read or kept, in the edition's text: a
-    notebook whose code shows ``{"算法 1": 60.0}`` reads ``algorithms["算法 1"]`` in its hidden cells too.
+def read_values(kept: dict[str, str], language: str) -> dict[str, str]:
+    """The ``kept`` values the code may also read as keys (``algorithms["Algo 1"]``): those a student sees printed
+    or drawn. A table's label (``("what", prov["what"])``) is renamed where it is shown, not where data is read."""
+    return {english: text for english, text in kept.items() if _printed_or_drawn(english, language)}
+
+
+def rename_values(source: str, kept: dict[str, str], reads: dict[str, str] | None = None) -> str:
+    """``source`` with every string that is one of the ``kept`` values in the edition's text, and every key it reads
+    that is one of ``reads`` (all of ``kept`` by default): a notebook whose code shows ``{"算法 1": 60.0}`` reads
+    ``algorithms["算法 1"]`` in its hidden cells too.
 
     >>> rename_values('a = x["Algo 1"]', {"Algo 1": "算法 1"})
     'a = x["算法 1"]'
+    >>> rename_values('rows = [("what", prov["what"])]', {"what": "测量项"}, reads={})
+    'rows = [("测量项", prov["what"])]'
     """
     if not kept:
         return source
-    return translate_strings(source, lambda text, *_: kept.get(text), reads=kept.get)
+    reads = kept if reads is None else reads
+    return translate_strings(source, lambda text, *_: kept.get(text), reads=reads.get)
 
 
 def shown_code(source: str, language: str, page: str, kept: dict[str, str] | None = None) -> str:
@@ -579,8 +605,8 @@ def shown_code(source: str, language: str, page: str, kept: dict[str, str] | Non
     page_words = {e: t for (c, e), t in catalog(language, f"book/{page}").items() if not c}
     figures = messages(language)
 
-    kept = {**kept_values(source, language), **(kept or {})}  # the cell's own, and the notebook's
-    renamed = rename_values(source, kept)
+    kept = {**kept_values(source, language, page), **(kept or {})}  # the cell's own, and the notebook's
+    renamed = rename_values(source, kept, read_values(kept, language))
     carried = renamed != source  # a value in the edition's language reaches what this cell prints
     source = renamed
 

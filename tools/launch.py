@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import localfigures  # book/localfigures.py
 
-from editions import kept_values, rename_values, translate_code  # tools/editions.py
+from editions import kept_values, read_values, rename_values, translate_code  # tools/editions.py
 
 # What a notebook opened alone fetches from the repository (paths in the repository).
 HELPERS = ("book/bookvalues.py", "book/localfigures.py", "book/sentences.py")
@@ -366,14 +366,14 @@ def launch_notebook(lang: str, page: str) -> nbformat.NotebookNode:
     kept: dict[str, str] = {}  # the values the shown code keeps in the edition's words, renamed wherever they are read
     for cell in code:
         if "remove-cell" not in cell.metadata.get("tags", []):
-            kept |= kept_values(cell.source, lang)
+            kept |= kept_values(cell.source, lang, page)
     pending = list(code)
 
     def add_code(cell: nbformat.NotebookNode, shown: Tag | None) -> None:
         tags = list(cell.metadata.get("tags", []))
         if "remove-cell" in tags:  # plumbing the page never shows, but Colab does: its words in the edition's language
             source = cell.source if lang == "en" else translate_code(cell.source, comments, asserts=True)[0]
-            source = rename_values(source, kept)
+            source = rename_values(source, kept, read_values(kept, lang))
         else:
             source = shown_code(cell.source, lang, page, kept)
         new = nbformat.v4.new_code_cell(source)
