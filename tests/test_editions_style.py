@@ -559,7 +559,7 @@ def test_the_multiple_check_notices_what_it_must():
         assert not multiple_problems(good), good
 
 
-@pytest.mark.parametrize("where", ["pages", "outputs", "notebooks", "feedback"])
+@pytest.mark.parametrize("where", ["pages", "outputs", "notebooks", "feedback", "catalogs"])
 def test_chinese_multiples_are_ratios(where: str):
     """Every "N 倍" says of what it is N times; a reduction is a fraction."""
     found = [f"{w}: {p}" for w, text in _chinese_texts(where) for p in multiple_problems(text)]
@@ -567,6 +567,16 @@ def test_chinese_multiples_are_ratios(where: str):
 
 
 def _chinese_texts(where: str) -> list[tuple[str, str]]:
+    if where == "catalogs":  # every translation, figure texts and code comments too (glued values as X)
+        from babel.messages.pofile import read_po
+
+        found = []
+        for path in sorted((ROOT / "locales" / "zh").rglob("*.po")):
+            with path.open("rb") as fh:
+                for m in read_po(fh, locale="zh"):
+                    if m.id and m.string:
+                        found.append((path.name, re.sub(r"\{[\w:-]+\}`[^`]*`|\{\d\}", "X", m.string)))
+        return found
     if where == "pages":
         return [(w, t) for w, soup in _pages("zh") for t in _blocks(soup)]
     if where == "outputs":
