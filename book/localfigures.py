@@ -132,6 +132,40 @@ def _register_font(language: str) -> str:
     return FONTS[language][2]
 
 
+def _fixed_labels(formatter: Any) -> Any:
+    """The labels a tick formatter was given as a list, as a mutable mapping (``None`` for a computed formatter).
+
+    ``set_ticks(ticks, labels)`` makes a ``FuncFormatter`` over a dict (matplotlib 3.5 and later), or a
+    ``FixedFormatter`` over a list (earlier).
+    """
+    import functools
+
+    from matplotlib.ticker import FixedFormatter
+
+    if isinstance(formatter, FixedFormatter):
+        return _ListAsDict(formatter.seq)
+    func = getattr(formatter, "func", None)
+    if isinstance(func, functools.partial) and func.args and isinstance(func.args[0], dict):
+        return func.args[0]
+    return None
+
+
+class _ListAsDict(dict):  # type: ignore[type-arg]
+    """A list seen as ``{index: item}``: writing an item writes the list."""
+
+    def __init__(self, items: list[str]) -> None:
+        super().__init__(enumerate(items))
+        self.items_list = items
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.items_list[key] = value
+
+    def update(self, other: Any = (), **kwargs: Any) -> None:
+        for key, value in dict(other).items():
+            self[key] = value
+
+
 def render(fig: Any, language: str, **savefig: Any) -> tuple[str, list[str], list[str]]:
     """A PNG (base64) of ``fig`` in ``language``; the texts with no translation; the glyphs it lacked."""
     from matplotlib.text import Text
@@ -151,6 +185,29 @@ def render(fig: Any, language: str, **savefig: Any) -> tuple[str, list[str], lis
         artist.set_text(fill(table[key], numbers))
         # matplotlib falls back glyph by glyph only along an explicit list of families
         artist.set_fontfamily([*artist.get_fontfamily(), "DejaVu Sans", _register_font(language)])
+    # tick labels given as a list (ax.set_yticks(ticks, ["transfer", "compute"])) are drawn anew from their
+    # formatter at every draw: translate the formatter's labels, not the Text it last made
+    formatters: list[tuple[dict[Any, str], dict[Any, str]]] = []
+    for axes in fig.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            labels = _fixed_labels(axis.get_major_formatter())
+            if labels is None:
+                continue
+            before = dict(labels)
+            for position, label in before.items():
+                key, numbers = template(str(label))
+                if label and needs_translation(str(label)):
+                    if key in table:
+                        labels[position] = fill(table[key], numbers)
+                    else:
+                        missing.append(key)
+            if labels != before:
+                formatters.append((labels, before))
+                done = {id(artist) for artist, _, _ in originals}
+                for artist in axis.get_majorticklabels():  # the ticks' own Text objects, reused when drawn
+                    if id(artist) not in done:
+                        originals.append((artist, artist.get_text(), artist.get_fontfamily()))
+                        artist.set_fontfamily([*artist.get_fontfamily(), "DejaVu Sans", _register_font(language)])
     buffer = io.BytesIO()
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -160,6 +217,8 @@ def render(fig: Any, language: str, **savefig: Any) -> tuple[str, list[str], lis
         for artist, text, family in originals:
             artist.set_text(text)
             artist.set_fontfamily(family)
+        for labels, before in formatters:
+            labels.update(before)
     glyphs = sorted({str(w.message) for w in caught if "missing from font" in str(w.message)})
     return base64.b64encode(buffer.getvalue()).decode("ascii"), sorted(set(missing)), glyphs
 
@@ -222,7 +281,8 @@ def _output_phrases(language: str) -> list[tuple[re.Pattern[str], str]]:
 
 
 def translate_output(text: str, language: str) -> str:
-    """What a chapter's code printed, in ``language``: each phrase of ``outputs.po`` replaced, numbers kept.
+    """What a chapter's code printed, in ``language``: each phrase of ``outputs.po`` replaced, numbers kept;
+    in Chinese, a line with Chinese in it punctuated as Chinese (:func:`chinese_punctuation`).
 
     >>> translate_output("D =   4096: T_math  80.0 µs -> communication-bound", "en")
     'D =   4096: T_math  80.0 µs -> communication-bound'
@@ -232,7 +292,41 @@ def translate_output(text: str, language: str) -> str:
             lambda m, t=translation: re.sub(r"\{(\d)\}", lambda n: m.group(f"n{n.group(1)}"), t),  # type: ignore[misc]
             text,
         )
-    return text
+    return chinese_punctuation(text) if language == "zh" else text
+
+
+_HAN = r"[\u4e00-\u9fff]"
+
+
+def chinese_punctuation(text: str, every_line: bool = False) -> str:
+    """Printed text punctuated as Chinese: ``通信受限; 临界批大小`` -> ``通信受限；临界批大小``.
+
+    Only the lines with Chinese characters in them change (every line with ``every_line``, for a message
+    whose Chinese arrives in a field); a bracketed value such as ``(512, 512, 1024)`` keeps its commas.
+
+    >>> chinese_punctuation("B = 1: 18.33 ms, 通信受限; 临界批大小 240.5")
+    'B = 1：18.33 ms，通信受限；临界批大小 240.5'
+    >>> chinese_punctuation("分块 (512, 512, 1024): 强度 341.2, 位于脊点左侧 (带宽受限)")
+    '分块 (512, 512, 1024)：强度 341.2，位于脊点左侧（带宽受限）'
+    >>> chinese_punctuation("{name}: {x} FLOPs/byte, {t} µs", every_line=True)
+    '{name}：{x} FLOPs/byte，{t} µs'
+    """
+
+    def line(text: str) -> str:
+        if not every_line and not re.search(_HAN, text):
+            return text
+        text = re.sub(r"\s*\(([^()]*" + _HAN + r"[^()]*)\)", r"（\1）", text)
+        text = re.sub(r"(?<=\S) +（", "（", text)
+        parts = re.split(r"(\([^()]*\))", text)  # a bracketed value keeps its own commas
+        for i in range(0, len(parts), 2):
+            parts[i] = re.sub(r"(?<!\s); ", "；", parts[i])
+            parts[i] = re.sub(r"(?<!\s): +", "：", parts[i])
+            parts[i] = re.sub(r"(?<!\s), ", "，", parts[i])
+            parts[i] = re.sub(r" ?-> ?", " → ", parts[i])
+            parts[i] = re.sub(r"([：，；]) +(?=\S)", r"\1", parts[i])
+        return "".join(parts)
+
+    return "\n".join(line(part) for part in text.split("\n"))
 
 
 def catalog_words(language: str) -> dict[str, str]:

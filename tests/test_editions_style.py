@@ -538,3 +538,136 @@ def test_the_interface_scripts_speak_the_editions_words(lang: str):
     assert messages[key] == words[key], f"{lang}: the search's result count is not theme.po's"
     if lang == "ko":
         assert "${resultCount}개" in messages[key]  # a counter follows its number directly
+
+
+# ----------------------------------------------------------------------------- multiples and references (Chinese)
+
+# "快 3.8 倍", "高出 1.1 倍", "大 4 倍", "增长了 7.2 倍", "相差 11.4 倍", "小了一千倍": by the Chinese publishing rule
+# "比 A 大 N 倍" means A × (N + 1), and a reduction is never "N 倍"; write "是 A 的 N 倍" or "只有 A 的 1/N"
+_NUMBER_WORD = r"(?:[\d.,]+|X|7|[一二两三四五六七八九十百千万]+)"
+_MULTIPLE = re.compile(
+    rf"(?:[快慢高低大小多少长短]|增长了|增加了|提高了|降低了|减少了|缩小了|高出|相差)\s*了?\s*约?\s*{_NUMBER_WORD}\s*倍"
+)
+
+
+def multiple_problems(text: str) -> list[str]:
+    """A multiple written as a difference ("快 3.8 倍"), which a Chinese reader takes as one more than meant."""
+    return [f"an ambiguous multiple: {_quote(text, m.start(), m.end())}" for m in _MULTIPLE.finditer(text)]
+
+
+def test_the_multiple_check_notices_what_it_must():
+    for bad in ("扫描测量比屋顶线允许的快 3.8 倍。", "最多高出 1.1 倍", "缓存会大 4 倍", "峰值增长了 7.2 倍", "相差 11.4 倍",
+                "小了一千倍", "带宽得低 43 倍", "最多相差两倍"):  # fmt: skip
+        assert multiple_problems(bad), bad
+    for good in ("速率是屋顶线所允许速率的 3.8 倍", "增长到原来的 7.2 倍", "至多是天花板的 1.1 倍", "只有 HBM 带宽的 1/43",
+                 "带宽翻倍", "使用次数翻了一倍", "上界至多是下界的两倍", "是较大者的两倍"):  # fmt: skip
+        assert not multiple_problems(good), good
+
+
+@pytest.mark.parametrize("where", ["pages", "outputs", "notebooks", "feedback", "catalogs"])
+def test_chinese_multiples_are_ratios(where: str):
+    """Every "N 倍" says of what it is N times; a reduction is a fraction."""
+    found = [f"{w}: {p}" for w, text in _chinese_texts(where) for p in multiple_problems(text)]
+    assert not found, f"zh {where}: {len(found)} multiples to rewrite as ratios:\n" + "\n".join(found[:15])
+
+
+def _chinese_texts(where: str) -> list[tuple[str, str]]:
+    if where == "catalogs":  # every translation, figure texts and code comments too (glued values as X)
+        from babel.messages.pofile import read_po
+
+        found = []
+        for path in sorted((ROOT / "locales" / "zh").rglob("*.po")):
+            with path.open("rb") as fh:
+                for m in read_po(fh, locale="zh"):
+                    if m.id and m.string:
+                        found.append((path.name, re.sub(r"\{[\w:-]+\}`[^`]*`|\{\d\}", "X", m.string)))
+        return found
+    if where == "pages":
+        return [(w, t) for w, soup in _pages("zh") for t in _blocks(soup)]
+    if where == "outputs":
+        _require_build()
+        return [
+            (p.name, block.get_text())
+            for p in sorted((HTML / "zh" / "book").glob("*.html"))
+            for block in BeautifulSoup(p.read_text(encoding="utf-8"), "html.parser").select(
+                ".cell_output .output.stream, .cell_output .output.text_plain, .cell_output td, .cell_output th"
+            )
+        ]
+    if where == "notebooks":
+        return [(w, t) for w, soup in _notebooks("zh") for t in _blocks(soup)]
+    return _feedback("zh")
+
+
+_FIGURE_REF = re.compile(rf"图 ?\d+(?=[{HAN}])|图\d")
+_EQUATION_REF = re.compile(rf"(?P<before>[{HAN}]) ?\(\d{{1,2}}\)(?![\d.])")
+
+
+def reference_problems(text: str) -> list[str]:
+    """``图 5中`` (a figure's number runs into the next word) and ``在 (11) 中`` (an equation's number alone)."""
+    found = [
+        f"no space after a figure's number: {_quote(text, m.start(), m.end())}" for m in _FIGURE_REF.finditer(text)
+    ]
+    found += [
+        f"an equation's number without 式: {_quote(text, m.start(), m.end())}"
+        for m in _EQUATION_REF.finditer(text)
+        if m.group("before") != "式"
+    ]
+    return found
+
+
+def test_the_reference_check_notices_what_it_must():
+    assert (
+        reference_problems("保持图 5中的 D") and reference_problems("图 1把一块") and reference_problems("在 (11) 中令")
+    )
+    assert not reference_problems("保持图 5 中的 D，见图 17。") and not reference_problems("在式 (11) 中令")
+    assert not reference_problems("分块 (512, 512, 1024)") and not reference_problems("第 (a) 小题")
+
+
+@pytest.mark.parametrize("where", ["pages", "notebooks"])
+def test_chinese_figure_and_equation_references(where: str):
+    """A space after 图 N before the next word; an equation is cited as 式 (N)."""
+    found = [f"{w}: {p}" for w, text in _chinese_texts(where) for p in reference_problems(text)]
+    assert not found, f"zh {where}: {len(found)} references:\n" + "\n".join(found[:15])
+
+
+# ----------------------------------------------------------------------------- English left in a table
+
+
+# what a page's code writes into a table in English: a parenthesised word ("34.36 GB (printed)"), a verdict
+# ("85.52 GB reported"), a cell of English words alone ("prefill") or a plural of a name ("H100s"); a name a
+# table quotes or a code name (copy, sysfs, fma) is not one
+_TABLE_ENGLISH = (
+    re.compile(r"\(([a-z][a-z ]*)\)"),
+    re.compile(r"\b(?:reported|printed|as given|one way)\b"),
+    re.compile(r"^[a-z][a-z -]*$"),
+    re.compile(r"\b[A-Z]\w*\d\w*s\b"),
+)
+
+
+def table_words(text: str) -> list[str]:
+    """The English a page's code left in a table cell of the Chinese edition (URLs and quotations aside).
+
+    >>> table_words("34.36 GB (printed)"), table_words("H100s"), table_words("prefill"), table_words("copy 带宽")
+    (['printed'], ['H100s'], ['prefill'], [])
+    >>> table_words("NVIDIA H100 SXM（标称 80 GB，设备报告 85.52 GB）")
+    []
+    """
+    text = re.sub(r"https?://\S+|“[^”]*”|\"[^\"]*\"", " ", text).strip()
+    found: list[str] = []
+    for pattern in _TABLE_ENGLISH:
+        found += [m.group(m.lastindex or 0) for m in pattern.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def test_chinese_tables_have_no_english_words():
+    """A table a page builds from code takes its cells from the page's catalog: ``(printed)``, ``H100s`` translated."""
+    _require_build()
+    found = []
+    for path in sorted((HTML / "zh" / "book").glob("*.html")):
+        if path.name == "glossary.html":
+            continue  # gives every term's English on purpose
+        for cell in _page(path).select("td, th"):
+            words = table_words(cell.get_text(" "))
+            if words:
+                found.append(f"zh/{path.name}: {cell.get_text(' ').strip()[:60]!r}: {words}")
+    assert not found, f"zh: {len(found)} table cells with English:\n" + "\n".join(found[:15])

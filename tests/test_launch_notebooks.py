@@ -389,6 +389,121 @@ def test_the_shipped_font_draws_every_figure_text(lang: str):
     assert localfigures.subset_font(lang).stat().st_size < 200_000
 
 
+def test_tick_labels_given_as_a_list_are_drawn_in_the_editions_language():
+    """``ax.set_yticks(ticks, ["transfer", "compute"])`` is drawn anew from its formatter: translated there."""
+    import localfigures
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.set_yticks([0, 1], ["transfer", "compute"])
+    drawn: list[list[str]] = []
+    save = fig.savefig
+
+    def spy(*args, **kwargs):
+        save(*args, **kwargs)
+        drawn.append([label.get_text() for label in ax.get_yticklabels()])
+
+    fig.savefig = spy
+    _, missing, glyphs = localfigures.render(fig, "zh")
+    words = localfigures.messages("zh")
+    assert drawn == [[words["transfer"], words["compute"]]] and not missing and not glyphs
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["transfer", "compute"]  # the figure is unchanged
+    ax.set_xticks([0], ["no such label"])
+    assert localfigures.render(fig, "zh")[1] == ["no such label"]  # an untranslated list is reported
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- the code, in the edition's words
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _code_cells(lang: str, page: str) -> list[tuple[nbformat.NotebookNode, nbformat.NotebookNode]]:
+    """``(launch cell, executed English cell)`` of a chapter's code cells, in order (the set-up cell aside)."""
+    nb = nbformat.read(ROOT / "editions" / lang / "book" / f"{page}.ipynb", as_version=4)
+    shown = [c for c in nb.cells[1:] if c.cell_type == "code"]
+    executed = nbformat.read(ROOT / "_build" / "jupyter_execute" / "book" / f"{page}.ipynb", as_version=4)
+    english = [c for c in executed.cells if c.cell_type == "code" and not launch._is_install_cell(c)]
+    assert len(shown) == len(english), f"{lang}/{page}: the notebook is out of sync; run tools/editions.py notebooks"
+    return list(zip(shown, english, strict=True))
+
+
+def _stream(cell: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+
+
+PROSE_WORD = re.compile(r"(?<![/\w])(?:[a-z][a-z-]{2,}|to|of|or|at|in|on|by)\b")  # units (ms, FLOPs/byte) aside
+
+
+def code_disagreements(source: str, printed: str, chapter_printed: str, chapter_english: str) -> list[str]:
+    """Where a shown cell's code would print other words than the notebook shows: an English value the chapter's
+    output shows translated (``"Algo 1"`` above ``算法 1``), or English words or half-width ``:``/``,`` in a
+    message whose own output (``printed``) is Chinese.
+
+    >>> code_disagreements('x = {"Algo 1": 1}\\nprint(f"{n} at {b}: {x}")', "算法 1，BW1：1", "算法 1，BW1：1",
+    ...                    "Algo 1 at BW1: 1")
+    ['a value shown translated below: "Algo 1"', 'an English message above Chinese output: "{n} at {b}: {x}"']
+    >>> code_disagreements('x = {"算法 1": 1}\\nprint(f"{n}，{b}：{x}")', "算法 1，BW1：1", "算法 1，BW1：1",
+    ...                    "Algo 1 at BW1: 1")
+    []
+    """
+    import tokenize
+
+    found = []
+    for token in tokenize.generate_tokens(iter(source.splitlines(keepends=True)).__next__):
+        if token.type != tokenize.STRING or token.string[:1] not in "\"'":
+            continue
+        text = token.string[1:-1]
+        if text and text in chapter_english and text not in chapter_printed and PROSE_WORD.search(text.lower()):
+            found.append(f"a value shown translated below: {token.string}")
+    if not HAN.search(printed):
+        return found
+    for message in re.findall(r"print\(f?\"([^\"]*)\"", source):
+        words = re.sub(r"\{[^{}]*\}", " ", message)
+        unbracketed = re.sub(r"\([^()]*\)", "", words)  # a tuple shown as a value keeps its commas: (512, 512, 1024)
+        if PROSE_WORD.search(words) or (HAN.search(words) and re.search(r"[:,;] ", unbracketed)):
+            found.append(f'an English message above Chinese output: "{message}"')
+    return found
+
+
+def test_chinese_code_prints_what_the_notebook_shows_under_it():
+    """The code a Chinese student reads, and edits, prints the words and punctuation of the output under it."""
+    found = []
+    for path in NOTEBOOKS["zh"]:
+        cells = _code_cells("zh", path.stem)
+        chapter_printed = "\n".join(_stream(shown) for shown, _ in cells)
+        chapter_english = "\n".join(_stream(english) for _, english in cells)
+        for shown, _ in cells:
+            if _hidden(shown):
+                continue
+            for problem in code_disagreements(shown.source, _stream(shown), chapter_printed, chapter_english):
+                found.append(f"zh/{path.stem}: {problem}")
+    assert not found, f"zh: {len(found)} disagreements:\n" + "\n".join(found[:15])
+
+
+def _hidden(cell: nbformat.NotebookNode) -> bool:
+    return bool({"remove-cell", "remove-input"} & set(cell.metadata.get("tags", [])))
+
+
+def test_the_first_and_hidden_cells_speak_the_editions_language():
+    """Colab shows the set-up cell and the hidden cells: their comments and assert messages are Chinese too."""
+    from editions import code_texts
+
+    found = []
+    for path in NOTEBOOKS["zh"]:
+        cells = nbformat.read(path, as_version=4).cells
+        for cell in cells:
+            if cell.cell_type != "code":
+                continue
+            for *_, text in code_texts(cell.source, asserts=True):
+                if ENGLISH_WORD.search(text) and not HAN.search(text):
+                    found.append(f"zh/{path.stem}: {text[:70]!r}")
+    assert not found, f"zh: {len(found)} comments or messages in English (code.po):\n" + "\n".join(found[:15])
+
+
 # ----------------------------------------------------------------------------- the problems, opened alone
 
 FETCH_FROM_CLONE = """

@@ -267,12 +267,16 @@ _STRING = re.compile(r"(?s)([rRuU]?)(\"\"\"|'''|\"|')(.*)\2")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 
 
-def code_texts(source: str, english_only: bool = True) -> list[tuple[int, int, str, str]]:
+def code_texts(source: str, english_only: bool = True, asserts: bool = False) -> list[tuple[int, int, str, str]]:
     """What a student reads in a code cell: ``(start, end, prefix, text)`` of each comment, docstring and
-    ``print("...")`` message with English words in it; ``source[start:end]`` is its text alone.
+    ``print("...")`` message with English words in it (and, with ``asserts``, each ``assert``'s message);
+    ``source[start:end]`` is its text alone.
 
     nbgrader's ``### BEGIN SOLUTION``-style markers are left alone, and so is every other string: names,
     keys and format strings are code.
+
+    >>> [t for *_, t in code_texts('assert x > 0, "x is positive"  # a check', asserts=True)]
+    ['x is positive', 'a check']
     """
     import io
     import tokenize
@@ -300,17 +304,37 @@ def code_texts(source: str, english_only: bool = True) -> list[tuple[int, int, s
             before = [t for t in tokens[:i] if t.type not in (tokenize.NL, tokenize.COMMENT)]
             docstring = not before or before[-1].type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
             printed = len(before) >= 2 and before[-1].string == "(" and before[-2].string == "print"
+            message = asserts and before and before[-1].string == "," and _assert_message(before)
             quoted = _STRING.fullmatch(token.string)
-            if (docstring or printed) and quoted and (_WORDS.search(quoted.group(3)) or not english_only):
+            if (docstring or printed or message) and quoted and (_WORDS.search(quoted.group(3)) or not english_only):
                 inner = start + len(quoted.group(1)) + len(quoted.group(2))
                 found.append((inner, inner + len(quoted.group(3)), quoted.group(2), quoted.group(3)))
     return found
 
 
-def translate_code(source: str, done: dict[tuple[str, str], str]) -> tuple[str, list[str]]:
-    """A code cell with its comments, docstrings and printed messages translated; and those untranslated."""
+def _assert_message(before: list[Any]) -> bool:
+    """Whether the string after ``before`` (tokens, the last a comma) is an ``assert`` statement's message."""
+    import tokenize
+
+    depth = 0
+    for token in reversed(before[:-1]):
+        if token.type == tokenize.OP and token.string in ")]}":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in "([{":
+            depth -= 1
+        ends = token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) or token.string == ";"
+        if ends or (depth == 0 and token.string == ","):  # another statement, or a comma of the condition's own
+            return False
+        if token.type == tokenize.NAME and token.string == "assert" and depth == 0:
+            return True
+    return False
+
+
+def translate_code(source: str, done: dict[tuple[str, str], str], asserts: bool = False) -> tuple[str, list[str]]:
+    """A code cell with its comments, docstrings and printed messages (and ``assert`` messages, with
+    ``asserts``) translated; and those untranslated."""
     missing = []
-    for start, end, kind, text in reversed(code_texts(source)):
+    for start, end, kind, text in reversed(code_texts(source, asserts=asserts)):
         key = (CODE_CONTEXT, text)
         if key not in done:
             missing.append(text)
@@ -455,24 +479,25 @@ def _split(text: str, sizes: list[int]) -> list[str]:
     return [*parts, text[last:]]
 
 
-def translate_strings(source: str, lookup: Any) -> str:
-    """``source`` with each run of string literals that ``lookup(text, call, keyword)`` translates replaced.
+def translate_strings(source: str, lookup: Any, reads: Any = None) -> str:
+    """``source`` with each run of string literals that ``lookup(text, call, keyword, fields)`` translates replaced.
 
-    ``text`` is the run's text with its f-string fields as sentinel numbers; ``lookup`` returns the
+    ``text`` is the run's text with its f-string fields as sentinel numbers (``fields`` their source, in
+    order); a value the code reads (``x["Algo 1"]``) is left alone, or given to ``reads(text)``; each returns the
     translation (sentinels kept) or ``None``. The code around the strings, and every field, stay the same.
 
-    >>> translate_strings('print(f"{n:5d} tokens")', lambda text, call, kw: text.replace("tokens", "토큰"))
+    >>> translate_strings('print(f"{n:5d} tokens")', lambda text, call, kw, fields: text.replace("tokens", "토큰"))
     'print(f"{n:5d} 토큰")'
     """
     for spans, call, keyword, read in reversed(_string_runs(source)):
-        if read:
+        if read and reads is None:
             continue
         pieces = [_LITERAL.fullmatch(source[start:end]) for start, end in spans]
         if not all(pieces) or any(set(p.group(1).lower()) & set("br") for p in pieces if p):
             continue
         groups = [p.groups() for p in pieces if p]
         text, fields = _message(groups)
-        new = lookup(text, call, keyword)
+        new = reads(text) if read else lookup(text, call, keyword, fields)
         if not new or new == text:
             continue
         out = []
@@ -490,23 +515,112 @@ def translate_strings(source: str, lookup: Any) -> str:
     return source
 
 
-def shown_code(source: str, language: str, page: str) -> str:
+#: Editions whose code shows its kept values (``{"Algo 1": 60.0}``) in their language: an edition's ``outputs.po``
+#: must then also translate the messages those values are printed in (``{0} at {1}:``), which it opts into here.
+KEPT_VALUES = ("zh",)
+# a field whose value the edition prints in its own words: a verdict such as ``est.bound`` or ``state['side']``
+_VERDICT = re.compile(r"\b(?:bound|bottleneck|scope)\b|\[['\"](?:bound|side)['\"]\]")
+
+
+def kept_values(source: str, language: str, page: str | None = None) -> dict[str, str]:
+    """The values a cell keeps that :func:`shown_code` shows translated: English -> the edition's text."""
+    found: dict[str, str] = {}
+
+    def note(text: str, call: str | None, keyword: str | None, fields: list[str]) -> str | None:
+        new = _kept_value(text, call, keyword, language, page)
+        if new:
+            found[text] = new
+        return None
+
+    translate_strings(source, note)
+    return found
+
+
+def _kept_value(text: str, call: str | None, keyword: str | None, language: str, page: str | None = None) -> str | None:
+    """A value the code keeps (not an argument a function may read, not a message) that a catalog translates whole:
+    what it prints (``outputs.po``), draws (``figures.po``) or, a phrase of several words, writes into the page's
+    table (the page's catalog: ``"one way"``)."""
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog
+
+    if language not in KEPT_VALUES or call is not None or keyword is not None or _SENTINEL.search(text):
+        return None
+    whole = _printed_or_drawn(text, language)
+    if whole:
+        return whole
+    if page:
+        cell = {e: t for (c, e), t in catalog(language, f"book/{page}").items() if not c}.get(text)
+        return cell if cell and cell != text else None
+    return None
+
+
+def _printed_or_drawn(text: str, language: str) -> str | None:
+    """``text`` as ``outputs.po`` or ``figures.po`` translates the whole of it (numbers kept), if either does."""
+    sys.path.insert(0, str(ROOT / "book"))
+    from localfigures import catalog, fill, messages, template
+
+    key, numbers = template(text)
+    phrases = {e: t for (c, e), t in catalog(language, "outputs").items() if not c}
+    whole = phrases.get(key) or messages(language).get(key)
+    return fill(whole, numbers) if whole else None
+
+
+def read_values(kept: dict[str, str], language: str) -> dict[str, str]:
+    """The ``kept`` values the code may also read as keys (``algorithms["Algo 1"]``): those a student sees printed
+    or drawn. A table's label (``("what", prov["what"])``) is renamed where it is shown, not where data is read."""
+    return {english: text for english, text in kept.items() if _printed_or_drawn(english, language)}
+
+
+def rename_values(source: str, kept: dict[str, str], reads: dict[str, str] | None = None) -> str:
+    """``source`` with every string that is one of the ``kept`` values in the edition's text, and every key it reads
+    that is one of ``reads`` (all of ``kept`` by default): a notebook whose code shows ``{"算法 1": 60.0}`` reads
+    ``algorithms["算法 1"]`` in its hidden cells too.
+
+    >>> rename_values('a = x["Algo 1"]', {"Algo 1": "算法 1"})
+    'a = x["算法 1"]'
+    >>> rename_values('rows = [("what", prov["what"])]', {"what": "测量项"}, reads={})
+    'rows = [("测量项", prov["what"])]'
+    """
+    if not kept:
+        return source
+    reads = kept if reads is None else reads
+    return translate_strings(source, lambda text, *_: kept.get(text), reads=reads.get)
+
+
+def shown_code(source: str, language: str, page: str, kept: dict[str, str] | None = None) -> str:
     """A chapter's code cell as an edition shows and runs it: its comments (``code.po``), what it prints
     (``outputs.po``), the texts it draws (``figures.po``) and its tables' headings (the page's catalog)
-    in the edition's language. Names, keys, fields and numbers stay as they are.
+    in the edition's language. Names, keys a function reads, fields and numbers stay as they are.
+
+    A value the code keeps and later prints or draws (``{"Algo 1": 60.0}``, ``("unfused", unfused)``) is
+    put in the edition's language too when a catalog translates the whole of it, so that the code a
+    student reads, and edits, prints what the page shows under it; ``kept`` (:func:`kept_values` of the
+    whole notebook) renames the same values where another cell defined them and this one reads them. In Chinese, a printed message is
+    punctuated as the output is (``：``, ``，``), also when its Chinese arrives through such a value.
     """
     if language == "en":
         return source
-    from localfigures import catalog, fill, messages, template, translate_output
+    from localfigures import catalog, chinese_punctuation, fill, messages, template, translate_output
 
     comments = {("code", e): t for (c, e), t in catalog(language, "code").items() if not c}
-    source = translate_code(source, comments)[0]
+    source = translate_code(source, comments, asserts=True)[0]
     page_words = {e: t for (c, e), t in catalog(language, f"book/{page}").items() if not c}
     figures = messages(language)
 
-    def lookup(text: str, call: str | None, keyword: str | None) -> str | None:
+    kept = {**kept_values(source, language, page), **(kept or {})}  # the cell's own, and the notebook's
+    renamed = rename_values(source, kept, read_values(kept, language))
+    carried = renamed != source  # a value in the edition's language reaches what this cell prints
+    source = renamed
+
+    def lookup(text: str, call: str | None, keyword: str | None, fields: list[str]) -> str | None:
         if call in PRINTING:
-            return translate_output(text, language)
+            printed = translate_output(text, language)
+            verdicts = [str(_FIELD + i) for i, f in enumerate(fields) if _VERDICT.search(f)]
+            if language == "zh" and (carried or printed != text or verdicts):
+                for number in verdicts:  # printed in Chinese: its brackets are full-width
+                    printed = re.sub(rf"\s*\(({number})\)", r"（\1）", printed)
+                printed = chinese_punctuation(printed, every_line=True)
+            return printed
         if keyword == "headers":
             return page_words.get(text)
         if call is None:  # a key or a value the code keeps ({"Algo 1": 60.0}); figures translate it when drawn
@@ -621,6 +735,32 @@ def update_pasted_po() -> None:
             catalog.add(title.strip(), context="title")
     for language in LANGUAGES:
         _merge(catalog, LOCALES / language / "LC_MESSAGES" / "pasted.po", language)
+
+
+def chapter_code_texts() -> list[str]:
+    """Every comment, docstring, printed message and ``assert`` message of the chapters' code cells, hidden
+    ones too, and of the first cell of their launch notebooks (``tools/launch.py``): ``code.po``'s messages."""
+    import jupytext
+    from launch import setup_cell
+
+    found = [text for *_, text in code_texts(setup_cell("en").source, asserts=True)]
+    for page in chapters():
+        if not page.exists():
+            continue
+        for cell in jupytext.read(page).cells:
+            if cell.cell_type == "code":
+                found += [text for *_, text in code_texts(cell.source, asserts=True)]
+    return list(dict.fromkeys(found))
+
+
+def update_code_po(languages: tuple[str, ...] = LANGUAGES) -> None:
+    """Refresh ``locales/<lang>/LC_MESSAGES/code.po``: what the chapters' code says in words (see
+    :func:`chapter_code_texts`); the launch notebooks show it, hidden cells included, in the edition's language."""
+    template = Catalog()
+    for text in chapter_code_texts():
+        template.add(text)
+    for language in languages:
+        _merge(template, LOCALES / language / "LC_MESSAGES" / "code.po", language)
 
 
 def update_exercise_po() -> None:
@@ -747,6 +887,7 @@ def main(argv: list[str] | None = None) -> int:
         update_po()
         update_figure_po()
         update_pasted_po()
+        update_code_po()
         update_exercise_po()
     elif args.command == "notebooks":
         write_notebooks()

@@ -54,6 +54,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import bookeditions  # book/bookeditions.py: the registry of editions
 import localfigures  # book/localfigures.py
 
+from editions import kept_values, read_values, rename_values, translate_code  # tools/editions.py
+
 EDITIONS = bookeditions.codes()
 
 # What a notebook opened alone fetches from the repository (paths in the repository).
@@ -126,9 +128,20 @@ import localfigures
 
 localfigures.install(LANGUAGE)
 '''
+    if lang != "en":
+        source = translate_code(source, code_catalog(lang))[0]
     cell = nbformat.v4.new_code_cell(source)
     cell.metadata = {"tags": ["remove-cell"], "jupyter": {"source_hidden": True}}
     return cell
+
+
+def code_catalog(lang: str) -> dict[tuple[str, str], str]:
+    """``code.po`` as :func:`editions.translate_code` reads it: comments, docstrings and messages of the code."""
+    return {
+        ("code", english): text
+        for (context, english), text in localfigures.catalog(lang, "code").items()
+        if not context
+    }
 
 
 # --- the page's text as Markdown ---------------------------------------------------------------------
@@ -357,11 +370,20 @@ def launch_notebook(lang: str, page: str) -> nbformat.NotebookNode:
     converter = PageMarkdown(url, page_path(lang, page).parent, answer)
     nb = nbformat.v4.new_notebook()
     nb.cells.append(setup_cell(lang))
+    comments = code_catalog(lang)
+    kept: dict[str, str] = {}  # the values the shown code keeps in the edition's words, renamed wherever they are read
+    for cell in code:
+        if "remove-cell" not in cell.metadata.get("tags", []):
+            kept |= kept_values(cell.source, lang, page)
     pending = list(code)
 
     def add_code(cell: nbformat.NotebookNode, shown: Tag | None) -> None:
         tags = list(cell.metadata.get("tags", []))
-        source = cell.source if "remove-cell" in tags else shown_code(cell.source, lang, page)
+        if "remove-cell" in tags:  # plumbing the page never shows, but Colab does: its words in the edition's language
+            source = cell.source if lang == "en" else translate_code(cell.source, comments, asserts=True)[0]
+            source = rename_values(source, kept, read_values(kept, lang))
+        else:
+            source = shown_code(cell.source, lang, page, kept)
         new = nbformat.v4.new_code_cell(source)
         new.metadata = {"tags": tags} if tags else {}
         if HIDDEN_TAGS & set(tags):
