@@ -552,6 +552,44 @@ def test_korean_particles_fit_the_shape_or_formula_before_them():
     assert not found, f"ko: {len(found)} particles that do not fit the formula before them:\n" + "\n".join(found[:20])
 
 
+def _final(syllable: str) -> int:
+    """A Hangul syllable's final consonant: 0 (none), 8 (ㄹ) or another index."""
+    return (ord(syllable) - 0xAC00) % 28
+
+
+def word_particles(text: str, words: list[str]) -> list[str]:
+    """The particles in ``text`` that do not fit the Korean word (a glossary term) right before them.
+
+    The word is read as written, so its last syllable decides: 행렬을 (ㄹ), 지붕은, 포인트는. After a final
+    consonant 를/는/가/와 never fit; after none 을/은/과 never do (이 aside: 포인트이다 is the copula).
+    """
+    found = []
+    for word in words:
+        if not re.fullmatch(rf"[{HANGUL} ]*[{HANGUL}]", word):
+            continue
+        final = _final(word[-1])
+        wrong = r"(?:을|은|과|으로)" if not final else r"(?:를|는|와|가)" if final == 8 else r"(?:를|는|와|가|로)"
+        for hit in re.finditer(rf"(?<![{HANGUL}]){re.escape(word)}({wrong})(?![{HANGUL}])", text):
+            found.append(f"{word}{hit.group(1)}: {_quote(text, hit.start(), hit.end())}")
+    return found
+
+
+def test_the_word_particle_check_notices_what_it_must():
+    words = ["임베딩 행렬", "리지 포인트", "지붕"]
+    assert word_particles("임베딩 행렬를 뺀", words) and word_particles("임베딩 행렬는 예외", words)
+    assert not word_particles("임베딩 행렬을 뺀 임베딩 행렬은 예외로", words) and not word_particles("행렬로", ["행렬"])
+    assert word_particles("리지 포인트을", words) and not word_particles("리지 포인트이다", words)
+    assert word_particles("지붕로 간다", words) and not word_particles("지붕으로 간다, 지붕가장", words)
+
+
+def test_korean_particles_fit_the_glossary_term_before_them():
+    """``임베딩 행렬을``, never ``임베딩 행렬를``: a term's particle follows its last syllable."""
+    words = sorted({_native(row, "ko") for row in glossary()} | {"행렬"}, key=len, reverse=True)
+    found = [f"{where}: {p}" for where, text in _texts("ko") for p in word_particles(text, words)]
+    found += [f"{where}: {p}" for where, text in korean_sources() for p in word_particles(text, words)]
+    assert not found, f"ko: {len(found)} particles that do not fit the term before them:\n" + "\n".join(found[:20])
+
+
 # ----------------------------------------------------------------------------- one wording per thing (Korean)
 
 # Things the glossary does not list that the Korean edition once named two ways: the wording kept, and the
