@@ -168,6 +168,8 @@ _SPELLED = {
     "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5, "fifths": 5,
     "tenth": 10, "tenths": 10,
 }  # fmt: skip
+_WHOLE = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+_DECIMAL = {"half": "0.5", "tenth": "0.1", "quarter": "0.25"}  # a fraction a translation may write as a decimal
 
 
 def spelled_numbers(english: str) -> set[str]:
@@ -175,9 +177,14 @@ def spelled_numbers(english: str) -> set[str]:
 
     >>> sorted(spelled_numbers("about four fifths of the peak, between two and three hundred"), key=int)
     ['2', '3', '4', '5', '200', '300']
+    >>> sorted(spelled_numbers("half a FLOP per byte")), sorted(spelled_numbers("about a quarter"))
+    (['0.5', '1', '2'], ['0.25', '1', '4'])
     """
     words = re.findall(r"[a-z]+", english.lower())
     found = {str(_SPELLED[w]) for w in words if w in _SPELLED}
+    found |= {_DECIMAL[w] for w in words if w in _DECIMAL}  # half a FLOP: 0.5 FLOP
+    if any(_SPELLED.get(w, 0) > 1 and not w.endswith("s") for w in words if w not in _WHOLE):
+        found.add("1")  # a quarter: 4분의 1
     for hit in re.finditer(r"\b(\w+)(?: (?:and|or|to) (\w+))? hundred", english.lower()):  # "two and three hundred"
         found |= {str(_SPELLED[w] * 100) for w in hit.groups() if w in _SPELLED}
     return found
@@ -725,7 +732,7 @@ _POWERS = ((10**12, "조"), (10**8, "억"), (10**4, "만"), (1000, "천"), (100,
 
 def spoken_end(value: str) -> str | None:
     """The syllable a glued value ends on when read aloud, or None if it does not end in a number."""
-    text = value.strip().replace(",", "")
+    text = value.strip().replace(",", "").rstrip("]")  # a shape, [4096, 2048], is read to its last number
     exponent = re.search(r"\de[+-]?(\d+)$", text)
     if exponent:
         return spoken_end(exponent.group(1))  # 3.93e14, read 삼 점 구삼 이 십사: ends like 14
@@ -775,6 +782,7 @@ def test_particle_rules_notice_what_they_must():
     assert not particle_error("295.4", "이다.") and particle_error("240", "를") and not particle_error("240", "을")
     assert particle_error("3.93e14", "을") and not particle_error("50%", "를") and not particle_error("128", "로")
     assert particle_error("6", "로") and not particle_error("6", "으로") and not particle_error("ms", "를")
+    assert particle_error("4 × [4096, 4096] @ [4096, 2048]", "는") and not particle_error("[256, 4096]", "은")
 
 
 def test_korean_particles_fit_glued_numbers():
@@ -790,7 +798,8 @@ def test_korean_particles_fit_glued_numbers():
     wrong = []
     for page in _pages("ko"):
         for span in BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select(".pasted-text"):
-            after = span.next_sibling if isinstance(span.next_sibling, str) else ""
+            after = "".join(str(s) if isinstance(s, str) else s.get_text() for s in span.next_siblings)[:80]
+            after = re.sub(r"^\([^()]*\)", "", after)  # a bracket after a value: the particle is the value's
             problem = particle_error(span.get_text(), after)
             if problem:
                 wrong.append(f"{page.name}: {problem}")

@@ -429,15 +429,16 @@ _NAME = re.compile(
 )  # not a role's key
 
 
-def korean_sources() -> Iterator[tuple[str, str]]:
-    """Every Korean text a student reads, as written (code spans and placeholders kept)."""
+def korean_sources(math: bool = False) -> Iterator[tuple[str, str]]:
+    """Every Korean text a student reads, as written (code spans and placeholders kept, math too if ``math``)."""
     from babel.messages.pofile import read_po
 
     for path in sorted((ROOT / "locales" / "ko").rglob("*.po")):
         with path.open("rb") as fh:
             for m in read_po(fh, locale="ko"):
                 if m.id and m.string and m.string != m.id:
-                    yield str(path.relative_to(ROOT / "locales")), _MATH.sub("§", m.string)  # math: any reading
+                    text = m.string if math else _MATH.sub("§", m.string)  # math: any reading
+                    yield str(path.relative_to(ROOT / "locales")), text
     with (ROOT / "solutions" / "rooflines" / "feedback.csv").open(encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh):
             yield f"feedback.csv {row['id']}", row["ko"]
@@ -471,13 +472,189 @@ def test_korean_particles_fit_the_code_name_unit_or_placeholder_before_them():
     assert not found, f"ko: {len(found)} particles that do not fit:\n" + "\n".join(found[:20])
 
 
+# A numbered thing (그림 1, 표 2, 식 (17), 문제 3) is read in Sino-Korean like any number: 일·칠·팔·십 end on ㄹ or
+# ㅂ, 삼·육 on ㅁ·ㄱ (은/을/과/이, 으로 except after ㄹ), 이·사·오·구 on a vowel (는/를/와/가, 로).
+_NUMBERED = re.compile(rf"(그림|표|식|문제|연습|버그)\s*\(?(\d+)\)?\]?(?=[{HANGUL}])")
+
+
+def numbered_particles(text: str) -> list[str]:
+    """The particles in ``text`` that do not fit the figure, table, equation or problem number before them."""
+    from test_editions import particle_error  # how a number is read aloud, shared with the glued values' check
+
+    found = []
+    for hit in _NUMBERED.finditer(text):
+        problem = particle_error(hit.group(2), text[hit.end() :])
+        if problem:
+            found.append(f"{hit.group(1)} {problem}: {_quote(text, hit.start(), hit.end())}")
+    return found
+
+
+def test_the_numbered_particle_check_notices_what_it_must():
+    assert numbered_particles("그림 1는 TPU") and not numbered_particles("그림 1은 TPU")
+    assert numbered_particles("그림 2은 두 끝") and not numbered_particles("그림 2는 두 끝")
+    assert numbered_particles("그림 17는") and numbered_particles("그림 8는") and not numbered_particles("그림 10은")
+    assert numbered_particles("문제 3를 풀면") and not numbered_particles("문제 6을 풀면")
+    assert not numbered_particles("식 (17)로 쓴다") and numbered_particles("식 (16)로 쓴다")
+    assert not numbered_particles("표 4와 같다") and numbered_particles("표 4과 같다")
+    assert (
+        not numbered_particles("그림 3에서")
+        and not numbered_particles("문제 5 (H100)")
+        and not numbered_particles("표 1의")
+    )
+
+
+def test_korean_particles_fit_the_number_of_a_figure_table_equation_or_problem():
+    """``그림 1은``, ``그림 2는``, ``그림 17은``: the particle is written for the number the build gives the figure."""
+    found = [f"{where}: {p}" for where, text in _texts("ko") for p in numbered_particles(text)]
+    assert not found, f"ko: {len(found)} particles that do not fit the number before them:\n" + "\n".join(found[:20])
+
+
+# A shape ends on its last number (…, 2048] 이천사십팔: 은), a formula on its last symbol (\\cdot bm\\) 비엠: 으로);
+# a bracket after either belongs to the word before it: [4096, 4096](강도 228)으로.
+_SHAPE_END = re.compile(r"\[[^\[\]\n]*?(\d[\d,]*)\](?:\([^()]*\))?")
+_FORMULA = re.compile(r"(?<!\$)\$([^$\n]+)\$(?!\$)(?:\([^()]*\))?|\\\((.+?)\\\)(?:\([^()]*\))?")
+_FORMULA_LAST = re.compile(r"(?<![\\\w])([A-Za-z]{1,2}|\d+)[\s)]*$")  # bm, B, 17; not \cdot, not P_\text{mm}
+
+
+def formula_particles(text: str) -> list[str]:
+    """The particles in ``text`` (as written, math kept) that do not fit the shape or formula before them."""
+    from test_editions import particle_error
+
+    found = []
+    for hit in _SHAPE_END.finditer(text):
+        problem = particle_error(hit.group(1), text[hit.end() :])
+        if problem:
+            found.append(f"shape {problem}: {_quote(text, hit.start(), hit.end())}")
+    for hit in _FORMULA.finditer(text):
+        ends = _FORMULA_LAST.search(hit.group(1) or hit.group(2))
+        if not ends:
+            continue
+        last, after = ends.group(1), text[hit.end() :]
+        problem = particle_error(last, after) if last.isdigit() else particle_problem(last, after)
+        if problem and not problem.endswith("이다"):
+            found.append(f"formula {problem}: {_quote(text, hit.start(), hit.end())}")
+    return found
+
+
+def test_the_formula_particle_check_notices_what_it_must():
+    assert formula_particles("형태인 4 × [4096, 4096] @ [4096, 2048]는 연산 제약이고")
+    assert not formula_particles("형태인 4 × [4096, 4096] @ [4096, 2048]은 연산 제약이고")
+    assert formula_particles("[4096, 4096](강도 228)로, 지붕의") and not formula_particles("[4096, 4096](강도 228)으로")
+    assert formula_particles("\\(2 \\cdot tk \\cdot bm\\)로 쓴다") and not formula_particles(
+        "\\(tk \\cdot bm\\)으로 쓴다"
+    )
+    assert formula_particles("\\(2 \\cdot (bk \\cdot bn)\\)는 모호하다") and not formula_particles(
+        "\\((bk \\cdot bn)\\)은"
+    )
+    assert not formula_particles("\\(B\\)는 모델") and formula_particles("\\(B\\)은 모델")
+    assert not formula_particles("\\(P_\\text{mm}\\)는") and not formula_particles("\\(D =\\) 4096을")
+    assert formula_particles("$2 \\cdot tm \\cdot bm$로 쓴다") and not formula_particles("$(bk \\cdot bn)$은 모호")
+
+
+def test_korean_particles_fit_the_shape_or_formula_before_them():
+    """``[4096, 2048]은`` (이천사십팔), ``\\(… \\cdot bm\\)으로`` (비엠), ``\\(B\\)는`` (비)."""
+    found = [f"{where}: {p}" for where, text in korean_sources(math=True) for p in formula_particles(text)]
+    assert not found, f"ko: {len(found)} particles that do not fit the formula before them:\n" + "\n".join(found[:20])
+
+
+def _final(syllable: str) -> int:
+    """A Hangul syllable's final consonant: 0 (none), 8 (ㄹ) or another index."""
+    return (ord(syllable) - 0xAC00) % 28
+
+
+def word_particles(text: str, words: list[str]) -> list[str]:
+    """The particles in ``text`` that do not fit the Korean word (a glossary term) right before them.
+
+    The word is read as written, so its last syllable decides: 행렬을 (ㄹ), 지붕은, 포인트는. After a final
+    consonant 를/는/가/와 never fit; after none 을/은/과 never do (이 aside: 포인트이다 is the copula).
+    """
+    found = []
+    for word in words:
+        if not re.fullmatch(rf"[{HANGUL} ]*[{HANGUL}]", word):
+            continue
+        final = _final(word[-1])
+        wrong = r"(?:을|은|과|으로)" if not final else r"(?:를|는|와|가)" if final == 8 else r"(?:를|는|와|가|로)"
+        for hit in re.finditer(rf"(?<![{HANGUL}]){re.escape(word)}({wrong})(?![{HANGUL}])", text):
+            found.append(f"{word}{hit.group(1)}: {_quote(text, hit.start(), hit.end())}")
+    return found
+
+
+def test_the_word_particle_check_notices_what_it_must():
+    words = ["임베딩 행렬", "리지 포인트", "지붕"]
+    assert word_particles("임베딩 행렬를 뺀", words) and word_particles("임베딩 행렬는 예외", words)
+    assert not word_particles("임베딩 행렬을 뺀 임베딩 행렬은 예외로", words) and not word_particles("행렬로", ["행렬"])
+    assert word_particles("리지 포인트을", words) and not word_particles("리지 포인트이다", words)
+    assert word_particles("지붕로 간다", words) and not word_particles("지붕으로 간다, 지붕가장", words)
+
+
+def test_korean_particles_fit_the_glossary_term_before_them():
+    """``임베딩 행렬을``, never ``임베딩 행렬를``: a term's particle follows its last syllable."""
+    words = sorted({_native(row, "ko") for row in glossary()} | {"행렬"}, key=len, reverse=True)
+    found = [f"{where}: {p}" for where, text in _texts("ko") for p in word_particles(text, words)]
+    found += [f"{where}: {p}" for where, text in korean_sources() for p in word_particles(text, words)]
+    assert not found, f"ko: {len(found)} particles that do not fit the term before them:\n" + "\n".join(found[:20])
+
+
+# ----------------------------------------------------------------------------- one wording per thing (Korean)
+
+# Things the glossary does not list that the Korean edition once named two ways: the wording kept, and the
+# ones it replaced (the glossary's own terms are checked in test_editions.py, through glossary-usage.csv).
+KO_ONE_WORDING = {
+    "메모리 계층": r"메모리 단계|캐시 단계(?!마다의? 대역폭을 잰)",  # not 마지막 단계 캐시 (last-level cache)
+    "계층적 루프라인": r"계층형",
+    "원 / 사각형 (plot markers)": r"동그라미|네모",
+    "수치 표기 방식 (the errata section's heading)": r"수를 보여 주는 방식",
+    "연산 다이 위에 (HBM is not on the die)": r"연산 다이 안에",
+    "N번 항목 (errata cross-references)": r"\(항목 \d+\)",
+    "문제 N (the book's problems)": r"연습 문제 \d",
+    "생성하다 (generating a token)": r"토큰(?:\(token\))?(?:[을를]| 하나를) (?:하나씩 )?(?:써 |쓰[는기지]|쓴다)",
+    "가중치와 함께 / 가중치를 올리고 남은 (beside the weights)": r"가중치 (?:곁|옆)에",
+    "디코드 단계 전체 (a decode step taken whole)": r"단계 전체로 본",
+    "FLOPs/s with a prefix (GFLOPs/s, TFLOPs/s)": r"(?<![A-Za-z])[GT]FLOP/s",
+    "텐서 코어(Tensor Core)": r"\(tensor core\)",
+}
+
+
+def wording_drift(text: str) -> list[str]:
+    """The replaced wordings of :data:`KO_ONE_WORDING` in ``text``, each with the wording to write instead."""
+    return [
+        f"{hit.group(0)!r}, write {kept}: {_quote(text, hit.start(), hit.end())}"
+        for kept, avoid in KO_ONE_WORDING.items()
+        for hit in re.finditer(avoid, text)
+    ]
+
+
+def test_the_wording_check_notices_what_it_must():
+    assert wording_drift("메모리 단계마다 옮긴 바이트") and not wording_drift("마지막 단계 캐시보다 큰 벡터")
+    assert wording_drift("스윕(동그라미)과 내적(네모)") and not wording_drift("스윕(원)과 내적(사각형)")
+    assert (
+        wording_drift("토큰 하나를 쓰는 데")
+        and wording_drift("토큰을 하나씩 쓴다")
+        and not wording_drift("토큰을 생성한다")
+    )
+    assert wording_drift("연습 문제 1 (int8)") and not wording_drift("문제 1 (int8)") and not wording_drift("연습 문제")
+    assert wording_drift("10 TFLOP/s") and not wording_drift("10 TFLOPs/s") and wording_drift("가중치 곁에 남은")
+
+
+def test_korean_names_each_thing_one_way():
+    """Each thing keeps the wording the edition chose: no 메모리 단계 beside 메모리 계층, no 동그라미 beside 원."""
+    found = [f"{where}: {p}" for where, text in _texts("ko") for p in wording_drift(text)]
+    found += [f"{where}: {p}" for where, text in korean_sources() for p in wording_drift(text)]
+    assert not found, f"ko: {len(found)} things named another way:\n" + "\n".join(found[:20])
+
+
 # ----------------------------------------------------------------------------- register
 
-_SENTENCE_END = re.compile(rf"([{HANGUL}]?)([{HANGUL}])(다|요)(?=[.!?]\s|[.!?]$|[.!?][)）\"”])")
+_SENTENCE_END = re.compile(rf"([{HANGUL}]?)([{HANGUL}])(다|요|까)(?=[.!?]\s|[.!?]$|[.!?][)）\"”])")
+# a spoken contraction a textbook does not write: 하는 게 아니라 (것이), 쓰는 건 (것은), 할 걸 (것을)
+_SPOKEN = re.compile(rf"(?<=[{HANGUL}]) (?:게|건|걸)(?= )")
 
 
 def register_of(text: str) -> set[str]:
-    """The registers of a Korean text's sentences: 합니다 (…니다.), 해라 (…다.), 해요 (…요.)."""
+    """The registers of a Korean text's sentences: 합니다 (…니다. …니까?), 해라 (…다. …가?), 해요 (…요.).
+
+    A spoken contraction (``하는 게 아니라``) counts as 해요: it is the register of speech, not of a textbook.
+    """
     found = set()
     for hit in _SENTENCE_END.finditer(re.sub(r"“[^”]*”|\"[^\"]*\"", "", text)):
         before, last, ending = hit.groups()
@@ -485,8 +662,12 @@ def register_of(text: str) -> set[str]:
             found.add("해요")
         elif last in "니시" and before and (ord(before) - 0xAC00) % 28 == 17:  # 합니다, 습니다, 합시다: ㅂ before 니다
             found.add("합니다")
-        else:
+        elif ending == "다":
             found.add("해라")  # 한다, 이다, 아니다
+        elif last == "니":
+            found.add("해라")  # 하느니까? never a question's end; 니까? without ㅂ is not a register of its own
+    if _SPOKEN.search(text):
+        found.add("해요")
     return found
 
 
@@ -495,6 +676,10 @@ def test_the_register_check_notices_what_it_must():
     assert register_of("이 값은 240입니다. 답하십시오.") == {"합니다"}
     assert register_of("실행합니다. 결과는 0이다.") == {"합니다", "해라"} and register_of("FLOPs가 아니다.") == {"해라"}
     assert register_of("“여기서 멈춘다.”라고 적습니다.") == {"합니다"}
+    assert register_of("몇 분의 몇에 이릅니까?") == {"합니다"} and register_of("직선은 어떻게 됩니까?") == {"합니다"}
+    assert register_of("몇 분의 몇에 이르는가?") == set() and register_of("어떻게 될까?") == set()
+    assert register_of("줄이는 게 아니라 늘린다.") == {"해라", "해요"}
+    assert register_of("줄이는 것이 아니라 늘린다.") == {"해라"} and register_of("게이트가 열린다.") == {"해라"}
 
 
 def test_each_kind_of_korean_document_keeps_one_register():
