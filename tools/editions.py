@@ -221,6 +221,8 @@ def update_po() -> None:
         edition_config("en", work / "_config.gettext.yml"), work, "--builder", "custom", "--custom-builder", "gettext"
     )
     pot = work / "_build" / "gettext"
+    # the templates' words (the theme's and book/_ext's) are translated in theme.po, not in a sphinx.po of their own
+    (pot / "sphinx.pot").unlink(missing_ok=True)
     command = [
         str(Path(sys.executable).with_name("sphinx-intl")),
         "update",
