@@ -122,6 +122,7 @@ _WIRE: dict[str, np.dtype[Any]] = {"bool": np.dtype("u1"), "int": np.dtype("<i8"
 _DTYPE = re.compile(r"\|(?:b1|i1|u1|S[1-9]\d{0,5})|<(?:i2|i4|i8|u2|u4|u8|f2|f4|f8|c8|c16|U[1-9]\d{0,5})")
 _HANDLE = re.compile(r"[0-9a-f]{1,16}\.[0-9]{1,9}")
 _KINDS = ("fn", "cls", "obj")
+_ASKED_DUNDERS = frozenset({"__doc__", "__name__", "__qualname__", "__module__", "__annotations__", "__defaults__"})
 
 
 def expression(request: str, install: bool = True) -> str:
@@ -398,7 +399,7 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
             return set(items) if tag == "set" else frozenset(items)
         if tag == "d" and type(item) is list and all(type(kv) is list and len(kv) == 2 for kv in item):
             keys = [decode(k, depth + 1, judge) for k, _ in item]
-            if not _hashable(keys):
+            if not _hashable(keys) or any(isinstance(k, Opaque) for k in keys):
                 return unreadable
             return dict(zip(keys, [decode(v, depth + 1, judge) for _, v in item], strict=True))
         if tag == "x":
@@ -511,7 +512,8 @@ class StudentObject:
     """An object kept in the student's kernel (a function, a class, an instance), seen from a check.
 
     What the check does with it asks the kernel and brings back plain data or another proxy:
-    calling it, reading an attribute (dunder attributes only those listed below), ``len``,
+    calling it, reading an attribute (of the dunder attributes only ``__doc__``, ``__name__``, ``__qualname__``,
+    ``__module__``, ``__annotations__`` and ``__defaults__``), ``len``,
     ``iter``, ``value[key]``, ``str``, ``repr``, ``bool``, ``float``, ``int``, and for a class
     ``isinstance(value, cls)`` and ``issubclass(c, cls)``. It equals only itself and has no
     arithmetic and no ``in`` of its own (``x in value`` iterates it here): the student's code
@@ -593,20 +595,14 @@ class StudentObject:
     def __subclasscheck__(self, subclass: Any) -> bool:
         return self._kind == "cls" and self._ask("issubclass", arg=subclass) is True
 
-    def _dunder(name: str) -> Any:  # type: ignore[misc]  # noqa: N805 - a helper of the class body
-        return property(lambda self: self._ask("getattr", name=name))
-
-    __doc__ = _dunder("__doc__")  # type: ignore[assignment]
-    __name__ = _dunder("__name__")
-    __annotations__ = _dunder("__annotations__")
-    __defaults__ = _dunder("__defaults__")
-    __kwdefaults__ = _dunder("__kwdefaults__")
-    del _dunder
+    def __getattribute__(self, name: str) -> Any:
+        if name in _ASKED_DUNDERS:  # the student's docstring, name...: not the proxy class's own
+            return object.__getattribute__(self, "_ask")("getattr", name=name)
+        return object.__getattribute__(self, name)
 
 
 class StudentFunction(StudentObject):
-    # A function of the student's, as a check sees it (a StudentObject whose repr says its name only); no
-    # docstring, so that its __doc__ is the student's function's
+    """A function of the student's, as a check sees it (a :class:`StudentObject` whose ``repr`` is its name)."""
 
     __slots__ = ()
 
@@ -614,7 +610,6 @@ class StudentFunction(StudentObject):
         return f"<function {self._name}>"
 
 
-StudentFunction.__doc__ = StudentObject.__dict__["__doc__"]  # the student's docstring, asked for
 
 
 class _PerThread(io.TextIOBase):
@@ -642,16 +637,15 @@ class _PerThread(io.TextIOBase):
         return getattr(self.target(), name)
 
 
-_streams_lock = threading.Lock()
-
-
 def _per_thread(name: str) -> _PerThread:
-    with _streams_lock:
-        current = getattr(sys, name)
-        if not isinstance(current, _PerThread):
-            current = _PerThread(current)
-            setattr(sys, name, current)
-        return current
+    """``sys.<name>`` made per-thread, if it is not yet. No lock (the module travels by value, a lock does not): two
+    threads that both wrap it make one wrapper fall back to the other, and each thread's writes still reach its own
+    buffer."""
+    current = getattr(sys, name)
+    if not isinstance(current, _PerThread):
+        current = _PerThread(current)
+        setattr(sys, name, current)
+    return current
 
 
 class _Bounded(io.StringIO):
