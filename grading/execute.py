@@ -73,7 +73,9 @@ class Task:
     limits: Limits = field(default_factory=Limits)
     setups: tuple[str, ...] = ()  # the instructor's locked set-up cells (from the gradebook), for the judge
     warm: bool = True  # a sandboxed kernel is forked from a warm parent (grading.forked), not started from scratch
-    student_names: frozenset[str] | None = None  # what the answer cells bind (grading.judge.student_names), for the judge
+    student_names: frozenset[str] | None = (
+        None  # what the answer cells bind (grading.judge.student_names), for the judge
+    )
 
 
 @dataclass

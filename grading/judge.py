@@ -152,7 +152,6 @@ class TimedOut(NoAnswer):
     """The kernel did not answer within the cell's time limit."""
 
 
-
 class StudentError(Exception):
     """What the student's code raised, of a class the grader does not have (``raised`` by the student's class name).
 
@@ -357,7 +356,7 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
     <c8 <c16 <U{n} |S{n}``, the values little-endian), ``["L" or "T", kind, base64]`` a list or tuple of
     Python numbers of one kind (``bool``, ``int`` or ``float``: one byte, eight or eight each),
     ``["axes", xlabel, ylabel, title, [[label, x, y], ...], legend texts or None]``, ``["m", name]`` a
-    module (the grader's own module of that name, if it has one), ``["h", handle, kind, name]`` an object
+    module (as a value, :class:`Opaque`; see :meth:`Judge._lookup`), ``["h", handle, kind, name]`` an object
     kept in the kernel (a :class:`StudentObject` of ``judge``), ``["x", type name]`` anything else.
 
     Nothing in a value is evaluated, and its cost is bounded by its length: at most :data:`_MAX_DEPTH`
@@ -404,8 +403,8 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
             return dict(zip(keys, [decode(v, depth + 1, judge) for _, v in item], strict=True))
         if tag == "x":
             return Opaque(_text(item, 80))
-        if tag == "m" and type(item) is str:
-            return _module(item, judge)
+        if tag == "m" and type(item) is str:  # as a value: no module of the grader's (see Judge._lookup)
+            return Opaque(f"module {_text(item, 80)}")
     if tag == "c" and len(rest) == 2 and all(type(v) in (int, float) for v in rest):
         return complex(rest[0], rest[1])
     if tag == "np" and len(rest) == 2:
@@ -436,12 +435,20 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
     return unreadable
 
 
-def _module(name: str, judge: Judge | None) -> Any:
-    """The grader's own module of that name (an instructor's helper, or one the grader has imported), else Opaque."""
-    if judge is not None and name in judge._modules:
-        return judge._modules[name]
-    module = sys.modules.get(name[:200])
-    return module if isinstance(module, types.ModuleType) else Opaque(f"module {_text(name, 80)}")
+_ALIASES = {"np": "numpy", "plt": "matplotlib.pyplot", "mpl": "matplotlib", "pd": "pandas", "sp": "scipy"}
+
+
+def _module(name: str, data: Any, modules: dict[str, types.ModuleType]) -> types.ModuleType | None:
+    """The grader's own module for a name a check reads that the kernel binds to a module (``["m", module name]``):
+    only the module of that name (``math``), or of its usual alias (``np``), an instructor's helper or one this
+    process has imported; else None. A student cannot hand a check ``os`` for ``np``."""
+    if not (isinstance(data, list) and len(data) == 2 and data[0] == "m" and isinstance(data[1], str)):
+        return None
+    module_name = data[1]
+    if module_name not in (name, _ALIASES.get(name)):
+        return None
+    module = modules.get(module_name) or sys.modules.get(module_name)
+    return module if isinstance(module, types.ModuleType) else None
 
 
 def _np_wire(dtype: np.dtype[Any]) -> str | None:
@@ -610,8 +617,6 @@ class StudentFunction(StudentObject):
         return f"<function {self._name}>"
 
 
-
-
 class _PerThread(io.TextIOBase):
     """``sys.stdout`` or ``sys.stderr`` as each thread sees it: a judge's buffer on a judge's thread, else what it
     replaced."""
@@ -729,10 +734,8 @@ def _plain_text(value: Any) -> str:
 
 def _instance(cls: type[BaseException], message: str) -> BaseException:
     """``cls(message)``, or where its constructor wants more (``UnicodeDecodeError``), a subclass that takes it."""
-    try:
+    with contextlib.suppress(Exception):  # a class whose constructor wants other arguments
         return cls(message)
-    except Exception:  # noqa: BLE001 - a class whose constructor wants other arguments
-        pass
     members = {"__init__": lambda self, *a: BaseException.__init__(self, *a), "__str__": lambda self: message}
     try:
         return type(cls.__name__, (cls,), members)(message)  # type: ignore[no-any-return]
@@ -772,6 +775,7 @@ class Judge:
         self._kept_callbacks: dict[int, Callable[..., Any]] = {}  # bound to a student's name by the check
         self._callback_errors: dict[str, BaseException] = {}
         self._callbacks_run = 0
+        self._numbered = 0
         self._in_callback = 0
         self._raised: dict[int, tuple[BaseException, str]] = {}
         self._failed: NoAnswer | None = None
@@ -911,16 +915,15 @@ class Judge:
                 continue
             target = args[int(key)] if key.isdigit() and int(key) < len(args) else kwargs.get(key)
             value = decode(data, judge=self)
-            if isinstance(target, list) and isinstance(value, list):
+            if (isinstance(target, list) and isinstance(value, list)) or (
+                isinstance(target, bytearray) and isinstance(value, bytes)
+            ):
                 target[:] = value
-            elif isinstance(target, dict) and isinstance(value, dict):
+            elif (isinstance(target, dict) and isinstance(value, dict)) or (
+                isinstance(target, set) and isinstance(value, set)
+            ):
                 target.clear()
                 target.update(value)
-            elif isinstance(target, set) and isinstance(value, set):
-                target.clear()
-                target.update(value)
-            elif isinstance(target, bytearray) and isinstance(value, bytes):
-                target[:] = value
             elif (
                 isinstance(target, np.ndarray)
                 and isinstance(value, np.ndarray)
@@ -952,10 +955,10 @@ class Judge:
         finally:
             self._callbacks.clear()
 
-    def _register_callback(self, function: Callable[..., Any]) -> int:
-        number = len(self._callbacks) + len(self._kept_callbacks) + 1
-        self._callbacks[number] = function
-        return number
+    def _register_callback(self, function: Callable[..., Any], kept: bool = False) -> int:
+        self._numbered += 1
+        (self._kept_callbacks if kept else self._callbacks)[self._numbered] = function
+        return self._numbered
 
     def answer_input(self, prompt: str) -> str:
         """The reply to the kernel's ``input_request`` during a call: a callback's result, or ``""``.
@@ -1021,17 +1024,22 @@ class Judge:
         found = found if isinstance(found, dict) else {}
         for name in names:
             data = found.get(name)
-            value = _MISSING if data is None else self._found(name, data)
             if self._is_student(name):
-                self._cache[name] = value
-            elif isinstance(value, types.ModuleType):
-                dict.__setitem__(self.namespace, name, value)
+                self._cache[name] = _MISSING if data is None else self._found(name, data)
+                continue
+            module = _module(name, data, self._modules)
+            if module is not None:
+                dict.__setitem__(self.namespace, name, module)
+            elif data is not None:
+                self._finding(
+                    f"reads {name}, which only the student's kernel binds (an import or a name outside the answer "
+                    "cells' solutions): the check does not see it",
+                    f"bind {name} in a set-up cell or in the check",
+                )
 
     def _assign(self, name: str, value: Any) -> None:
-        if callable(value) and not isinstance(value, (type, StudentObject)):
-            number = len(self._callbacks) + len(self._kept_callbacks) + 1
-            self._kept_callbacks[number] = value
-            data: list[Any] = ["cb", number]
+        if callable(value) and not isinstance(value, (type, StudentObject)):  # the student's code may call it later
+            data: list[Any] = ["cb", self._register_callback(value, kept=True)]
         else:
             data = encode(value, judge=self)
         self._outcome(self._request({"op": "assign", "name": name, "value": data}), name)
@@ -1054,10 +1062,11 @@ class Judge:
                 found = reply.get("names") if isinstance(reply, dict) else None
                 found = found if isinstance(found, dict) else {}
                 for name in sorted(unbound):
+                    module = _module(name, found.get(name), self._modules)
                     if found.get(name) is None:
                         dict.pop(self.namespace, name, None)
                     else:
-                        dict.__setitem__(self.namespace, name, self._found(name, found[name]))
+                        dict.__setitem__(self.namespace, name, module or self._found(name, found[name]))
             return
         students = read & self._student
         self._findings(tree, students)
@@ -1103,15 +1112,22 @@ class Judge:
                     tree.body.pop()
                 exec(compile(tree, "<check>", "exec"), self.namespace)  # noqa: S102 - the instructor's check
                 if last is not None:  # shown as IPython shows a cell's last expression: nbgrader's partial credit
-                    value = eval(compile(ast.Expression(last.value), "<check>", "eval"), self.namespace)  # noqa: S307
+                    value = eval(compile(ast.Expression(last.value), "<check>", "eval"), self.namespace)
                     if value is not None and not _quiet(source):
                         data = {"text/plain": _plain_text(value)}
-                        result = {"output_type": "execute_result", "execution_count": None, "data": data, "metadata": {}}
+                        result = {
+                            "output_type": "execute_result",
+                            "execution_count": None,
+                            "data": data,
+                            "metadata": {},
+                        }
             except BaseException as caught:  # noqa: BLE001 - any failure fails the check; NoAnswer included
                 error = self._error_output(caught)
         if self._failed is not None:  # the kernel did not answer: that fails the check, whatever it caught
             error = _error(type(self._failed).__name__, _text(str(self._failed), 2000))
-        outputs = [{"output_type": "stream", "name": n, "text": b.getvalue()} for n, b in (("stdout", out), ("stderr", err))]
+        outputs = [
+            {"output_type": "stream", "name": n, "text": b.getvalue()} for n, b in (("stdout", out), ("stderr", err))
+        ]
         outputs = [o for o in outputs if o["text"]]
         if result is not None:
             outputs.append(result)

@@ -98,7 +98,9 @@ def test_nbgraders_ps1_checks_pass_for_its_answer_and_fail_for_a_wrong_one() -> 
         ("raise UnicodeDecodeError('utf-8', b'x', 0, 1, 'bad')", "ValueError", "UnicodeDecodeError"),
     ],
 )
-def test_a_students_exception_is_raised_in_the_check_as_its_own_builtin_class(body: str, caught: str, ename: str) -> None:
+def test_a_students_exception_is_raised_in_the_check_as_its_own_builtin_class(
+    body: str, caught: str, ename: str
+) -> None:
     judge, _ = judged(f"def f(x):\n    {body}", student_names={"f"})
     assert judge.check(f"try:\n    f(1)\nexcept {caught}:\n    pass\nelse:\n    raise AssertionError('no error')") == []
     assert judge.check(f"import pytest\nwith pytest.raises({caught}):\n    f(1)") == []
@@ -195,7 +197,9 @@ def test_a_solution_that_defines_a_builtins_name_gets_the_students() -> None:
 
 def test_functions_a_check_defines_see_the_students_names() -> None:
     judge, _ = judged(SQUARES, student_names=PS1_NAMES)
-    check = "def total(n):\n    return sum(squares(n))\n\nassert total(3) == 14\nassert (lambda: squares(2))() == [1, 4]"
+    check = (
+        "def total(n):\n    return sum(squares(n))\n\nassert total(3) == 14\nassert (lambda: squares(2))() == [1, 4]"
+    )
     assert judge.check(check) == []
 
 
@@ -209,8 +213,16 @@ def test_modules_a_check_uses_are_the_graders_own() -> None:
     fake = "import types\nnp = types.SimpleNamespace(isclose=lambda *a, **k: True)\n"
     judge, _ = judged(fake + "def f():\n    return 1.0", setups=["import numpy as np"], student_names={"f"})
     assert judge.check("assert not np.isclose(f(), 2.0)") == []  # the set-up's np, not the kernel's
-    judge, _ = judged("import numpy as np\nimport math as m\ndef f():\n    return 1.0", student_names={"f"})
-    assert judge.check("assert np.isclose(f(), 1.0) and m is __import__('math') and np is __import__('numpy')") == []
+    judge, _ = judged("import numpy as np\nimport math\ndef f():\n    return 1.0", student_names={"f"})
+    assert judge.check("assert np.isclose(f(), 1.0) and math is __import__('math') and np is __import__('numpy')") == []
+    # a module under another module's name, or a module as a value, is no module of the grader's
+    judge, _ = judged("import os as np\nimport os\ndef f():\n    return os", student_names={"f"})
+    assert [o["ename"] for o in judge.check("np.getcwd()")] == ["NameError"]
+    assert judge.check("assert type(f()).__name__ == 'Opaque'") == []
+    # a name only the kernel binds (an import of the answer cell) is listed, with its fix
+    judge, _ = judged("from math import sqrt\ndef f():\n    return 1.0", student_names={"f"})
+    assert [o["ename"] for o in judge.check("assert sqrt(f()) == 1", grade_id="q_sqrt")] == ["NameError"]
+    assert judge.findings[0]["grade_id"] == "q_sqrt" and "sqrt" in judge.findings[0]["fix"]
 
 
 def test_without_the_source_the_earlier_rule_holds() -> None:
@@ -424,7 +436,10 @@ def apply(f, x):
 def test_a_check_may_pass_its_own_functions_to_the_students() -> None:
     judge, _ = judged(BISECT, student_names={"bisect", "apply"})
     assert judge.check("import math\nassert math.isclose(bisect(lambda x: x * x - 2, 0, 2), math.sqrt(2))") == []
-    assert judge.check("def g(x, *, k=1):\n    return {'x': x, 'k': k}\nassert apply(g, (1, 2)) == {'x': (1, 2), 'k': 1}") == []
+    assert (
+        judge.check("def g(x, *, k=1):\n    return {'x': x, 'k': k}\nassert apply(g, (1, 2)) == {'x': (1, 2), 'k': 1}")
+        == []
+    )
     # an error in the check's function is the check's own, even through the student's code
     (error,) = judge.check("def g(x):\n    assert x > 5, '[q.wrong] too small'\napply(g, 1)")
     assert own_message(error) == "[q.wrong] too small"
@@ -443,7 +458,7 @@ def test_callbacks_are_bounded_and_cannot_reach_the_students_code() -> None:
 
 
 def test_a_students_input_gets_nothing_during_a_call() -> None:
-    judge, kernel = judged(
+    judge, _ = judged(
         "def ask():\n    try:\n        return input('expected value? ')\n    except Exception as err:\n"
         "        return type(err).__name__\n",
         student_names={"ask"},
@@ -497,7 +512,10 @@ def test_checks_the_judge_cannot_run_as_the_kernel_would_are_listed() -> None:
     judge.check("import numpy as np\nnp.random.seed(0)\nassert 0 <= draw() < 1", grade_id="q_seed")
     (error,) = judge.check("import threading\ndraw(threading.Lock())", grade_id="q_pass")
     assert error["ename"] == "TypeError"
-    assert [(f["grade_id"], f["idiom"].split()[0]) for f in judge.findings] == [("q_seed", "calls"), ("q_pass", "passes")]
+    assert [(f["grade_id"], f["idiom"].split()[0]) for f in judge.findings] == [
+        ("q_seed", "calls"),
+        ("q_pass", "passes"),
+    ]
     assert all(f["fix"] for f in judge.findings)
 
 
@@ -528,8 +546,16 @@ def _run_notebook(cells: list[nbformat.NotebookNode], timeout: int = 30) -> dict
     setups = tuple(c.source for c in nb.cells if cell_role(c) == "setup")
     config = (("nbgrader_config.py", (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")),)
     task = Task(
-        "ada", "idioms", "idioms", nbformat.writes(nb), {}, config, {"Execute": {"timeout": timeout}},
-        default_bwrap(), setups=setups, student_names=names,
+        "ada",
+        "idioms",
+        "idioms",
+        nbformat.writes(nb),
+        {},
+        config,
+        {"Execute": {"timeout": timeout}},
+        default_bwrap(),
+        setups=setups,
+        student_names=names,
     )
     outcome = execute(task)
     assert outcome.error is None and outcome.executed, outcome
@@ -539,8 +565,13 @@ def _run_notebook(cells: list[nbformat.NotebookNode], timeout: int = 30) -> dict
 
 @SANDBOX
 def test_the_idioms_through_the_sandboxed_kernel() -> None:
-    answer = "### BEGIN SOLUTION\n" + SQUARES + BISECT + POINT + "\nimport numpy as np\n\n" + (
-        "def fill(values):\n    values.extend([1, 2])\n    print('filled')\n### END SOLUTION\n"
+    answer = (
+        "### BEGIN SOLUTION\n"
+        + SQUARES
+        + BISECT
+        + POINT
+        + "\nimport numpy as np\n\n"
+        + ("def fill(values):\n    values.extend([1, 2])\n    print('filled')\n### END SOLUTION\n")
     )
     cells = [
         _cell("import math", "setup", "setup"),
