@@ -34,7 +34,7 @@ Example
 True
 >>> handle = json.loads(answer('{"op": "resolve", "names": ["double"]}', namespace).text)["names"]["double"][1]
 >>> answer(json.dumps({"op": "call", "target": ["h", handle], "args": [["i", 21]], "kwargs": {}}), namespace)
-{"ok": ["i", 42], "changed": {}, "out": "", "err": ""}
+{"ok": ["i", 42], "changed": {}, "out": "", "err": "", "names": {}}
 >>> encode([0.5] * 20)[:2]
 ['L', 'float']
 """
@@ -58,8 +58,11 @@ _MAX_ITER = 1_000_000  # items of a student's iterable read by ``special`` ``ite
 _DTYPES = ("b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16")
 _COMPACT = 16  # a list or tuple of at least this many numbers of one kind travels as an array's bytes
 _EPOCH = os.urandom(6).hex()  # tells this table of handles from an earlier one (the module may be sent again)
+_MAX_METHODS = 256  # method names sent with an object, so that calling one is one request
 _handles: dict[str, Any] = {}
 _ids: dict[int, str] = {}
+_methods: dict[int, tuple[type, list[str]]] = {}  # by id of a class: the public methods of its instances
+_sent: dict[str, int | None] = {}  # a name's value as last sent to the grader (a hash of its JSON), None if unbound
 
 
 class Reply:
@@ -111,7 +114,20 @@ def _handle(value: Any) -> list[Any]:
         _ids[id(value)] = key
     kind = "cls" if isinstance(value, type) else "fn" if callable(value) else "obj"
     name = getattr(value, "__name__", None) if kind != "obj" else None
-    return ["h", key, kind, str(name if isinstance(name, str) else type(value).__name__)[:80]]
+    handle = ["h", key, kind, str(name if isinstance(name, str) else type(value).__name__)[:80]]
+    return [*handle, _public_methods(type(value))] if kind == "obj" else handle
+
+
+def _public_methods(cls: type) -> list[str]:
+    """The names of the public functions an instance of ``cls`` has from its class (kept per class)."""
+    kept = _methods.get(id(cls))
+    if kept is None or kept[0] is not cls:
+        try:
+            names = [n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n, None))]
+        except Exception:  # noqa: BLE001 - a class whose dir() fails
+            names = []
+        kept = _methods[id(cls)] = (cls, [str(n)[:100] for n in names[:_MAX_METHODS]])
+    return kept[1]
 
 
 def _compact(values: Any) -> list[Any] | None:
@@ -244,7 +260,10 @@ def _callback(ident: Any) -> Any:
             "out": out,
             "err": err,
         }
-        reply = json.loads(call.ask_grader(json.dumps(request)))
+        text = call.ask_grader(json.dumps(request))
+        if not text:
+            raise RuntimeError("the grader has no such function now")
+        reply = json.loads(text)
         if "ok" in reply:
             return decode(reply["ok"])
         error = _callback_error(*reply["raised"][:2])
@@ -279,10 +298,10 @@ def decode(value: list[Any]) -> Any:
 
         flat = np.frombuffer(base64.b64decode(value[-1]), dtype=value[1])
         return flat.reshape(value[2]).copy() if tag == "a" else flat[0]
-    if tag == "h":
+    if tag in ("h", "hm"):
         if value[1] not in _handles:
             raise ReferenceError("the grader asked about an object this kernel no longer holds")
-        return _handles[value[1]]
+        return _handles[value[1]] if tag == "h" else getattr(_handles[value[1]], value[2])
     if tag == "cb":
         return _callback(value[1])
     raise ValueError(f"cannot decode an argument tagged {tag!r}")
@@ -321,6 +340,8 @@ def _call(asked: dict[str, Any], namespace: dict[str, Any], ask_grader: Any) -> 
     saved = builtins.input, sys.stdout, sys.stderr
     try:
         target = decode(asked["target"]) if isinstance(asked["target"], list) else namespace[asked["target"]]
+        if "method" in asked:
+            target = getattr(target, asked["method"])
         args = [decode(arg) for arg in asked["args"]]
         kwargs = {key: decode(arg) for key, arg in asked["kwargs"].items()}
         keys = [*map(str, range(len(args))), *kwargs]
@@ -339,7 +360,29 @@ def _call(asked: dict[str, Any], namespace: dict[str, Any], ask_grader: Any) -> 
         after = _mutable(keys, objects)
         reply = {"ok": encode(result), "changed": {key: value for key, value in after.items() if before[key] != value}}
     reply["out"], reply["err"] = call.flushed()
+    reply["names"] = _changed_names(asked.get("watch", []), namespace)
     return reply
+
+
+def _sent_value(name: str, namespace: dict[str, Any]) -> Any:
+    """A name's value as plain data (None where it is unbound), with what was sent noted."""
+    try:
+        found = encode(namespace[name]) if name in namespace else None
+    except Exception as err:  # noqa: BLE001 - the student's object could not be read
+        found = ["x", type(err).__name__]
+    _sent[name] = None if found is None else hash(json.dumps(found))
+    return found
+
+
+def _changed_names(names: list[str], namespace: dict[str, Any]) -> dict[str, Any]:
+    """The values of ``names`` that differ from what was last sent (after a call: its code may have changed them)."""
+    changed = {}
+    for name in names:
+        before = _sent.get(name)
+        found = _sent_value(name, namespace)
+        if _sent[name] != before:
+            changed[name] = found
+    return changed
 
 
 def _special(asked: dict[str, Any]) -> Any:
@@ -356,6 +399,8 @@ def _special(asked: dict[str, Any]) -> Any:
         return items
     if how == "getitem":
         return value[decode(asked["arg"])]
+    if how == "setattr":
+        return setattr(value, asked["name"], decode(asked["arg"]))
     if how in ("isinstance", "issubclass"):
         other = decode(asked["arg"])
         return isinstance(other, value) if how == "isinstance" else issubclass(other, value)
@@ -377,11 +422,9 @@ def _answer(asked: dict[str, Any], namespace: dict[str, Any], ask_grader: Any) -
     if op == "resolve":
         found = {}
         for name in asked["names"]:
-            if name in namespace:
-                try:
-                    found[name] = encode(namespace[name])
-                except Exception as err:  # noqa: BLE001 - the student's object could not be read
-                    found[name] = ["x", type(err).__name__]
+            value = _sent_value(name, namespace)
+            if value is not None:
+                found[name] = value
         return {"names": found}
     if op == "call":
         return _call(asked, namespace, ask_grader if ask_grader is not None else _kernel_input())

@@ -97,6 +97,7 @@ __all__ = [
     "Opaque",
     "StudentError",
     "StudentFunction",
+    "StudentMethod",
     "StudentObject",
     "TimedOut",
     "decode",
@@ -117,6 +118,7 @@ _MAX_PRINTED = 100_000
 _MAX_CONTAINERS = 1_000_000  # JSON lists and objects in one reply
 _MAX_FIELDS = 255  # fields of a named tuple
 _MAX_KINDS = 1000  # exception classes and named tuple types a judge makes
+_MAX_METHODS = 256  # method names of an object (calling one of them is then one request)
 MAX_CALLBACKS = 10_000  # calls of the check's functions by the student's code, in one call of the student's
 _WIRE: dict[str, np.dtype[Any]] = {"bool": np.dtype("u1"), "int": np.dtype("<i8"), "float": np.dtype("<f8")}
 _DTYPE = re.compile(r"\|(?:b1|i1|u1|S[1-9]\d{0,5})|<(?:i2|i4|i8|u2|u4|u8|f2|f4|f8|c8|c16|U[1-9]\d{0,5})")
@@ -418,10 +420,13 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
         return _array(*rest)
     if tag in ("L", "T") and len(rest) == 2:
         return _listed(tag, *rest)
-    if tag == "h" and len(rest) == 3:
-        handle, kind, name = rest
+    if tag == "h" and len(rest) in (3, 4):
+        handle, kind, name = rest[:3]
+        methods = rest[3] if len(rest) == 4 else []
+        if not (isinstance(methods, list) and len(methods) <= _MAX_METHODS and all(map(_is_name, methods))):
+            return unreadable
         if isinstance(handle, str) and _HANDLE.fullmatch(handle) and kind in _KINDS and judge is not None:
-            return judge._proxy(handle, kind, _text(name, 80))
+            return judge._proxy(handle, kind, _text(name, 80), frozenset(methods))
         return Opaque(f"{_text(name, 80)} object")
     if tag == "axes" and len(rest) == 5:
         xlabel, ylabel, title, lines, legend = rest
@@ -436,6 +441,10 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
 
 
 _ALIASES = {"np": "numpy", "plt": "matplotlib.pyplot", "mpl": "matplotlib", "pd": "pandas", "sp": "scipy"}
+
+
+def _is_name(text: Any) -> bool:
+    return isinstance(text, str) and len(text) <= 100 and text.isidentifier()
 
 
 def _module(name: str, data: Any, modules: dict[str, types.ModuleType]) -> types.ModuleType | None:
@@ -472,6 +481,8 @@ def encode(value: Any, depth: int = 0, judge: Judge | None = None) -> list[Any]:
         raise TypeError("an argument nested too deeply for the grader to send")
     if value is None:
         return ["n"]
+    if isinstance(value, StudentMethod) and value._judge is judge:
+        return ["hm", value._handle, value._name]
     if isinstance(value, StudentObject) and judge is not None and value._judge is judge and value._handle:
         return ["h", value._handle]
     if isinstance(value, np.generic) and value.dtype.kind not in "USO":
@@ -521,19 +532,20 @@ class StudentObject:
     What the check does with it asks the kernel and brings back plain data or another proxy:
     calling it, reading an attribute (of the dunder attributes only ``__doc__``, ``__name__``, ``__qualname__``,
     ``__module__``, ``__annotations__`` and ``__defaults__``), ``len``,
-    ``iter``, ``value[key]``, ``str``, ``repr``, ``bool``, ``float``, ``int``, and for a class
+    ``iter``, ``value[key]``, ``str``, ``repr``, ``bool``, ``float``, ``int``, setting an attribute, and for a class
     ``isinstance(value, cls)`` and ``issubclass(c, cls)``. It equals only itself and has no
     arithmetic and no ``in`` of its own (``x in value`` iterates it here): the student's code
     is never handed an instructor's value to compare with.
     """
 
-    __slots__ = ("__weakref__", "_handle", "_judge", "_kind", "_name")
+    __slots__ = ("__weakref__", "_handle", "_judge", "_kind", "_methods", "_name")
 
-    def __init__(self, judge: Judge, handle: str, kind: str, name: str) -> None:
+    def __init__(self, judge: Judge, handle: str, kind: str, name: str, methods: frozenset[str] = frozenset()) -> None:
         object.__setattr__(self, "_judge", judge)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_kind", kind)
         object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_methods", methods)
 
     def _ask(self, how: str, **more: Any) -> Any:
         return self._judge._special(self, how, more)
@@ -541,10 +553,12 @@ class StudentObject:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
+        if name in self._methods:  # a method of its class: called in the same request that names it
+            return StudentMethod(self._judge, self._handle, "fn", name)
         return self._ask("getattr", name=name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("a check cannot change the student's objects")
+        self._ask("setattr", name=name, arg=value)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._judge._call(self, args, kwargs)
@@ -617,9 +631,39 @@ class StudentFunction(StudentObject):
         return f"<function {self._name}>"
 
 
-class _PerThread(io.TextIOBase):
+class StudentMethod(StudentFunction):
+    """A method of a student's object (``p.norm``), named but not yet looked up: calling it is one request; anything
+    else asks the kernel for the method itself first."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<method {self._name}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StudentMethod) and (other._judge, other._handle, other._name) == (
+            self._judge,
+            self._handle,
+            self._name,
+        )
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((id(self._judge), self._handle, self._name))
+
+    def _ask(self, how: str, **more: Any) -> Any:
+        owner = self._judge._proxies.get(self._handle)
+        method = owner._ask("getattr", name=self._name) if owner is not None else None
+        if not isinstance(method, StudentObject):
+            raise TypeError(f"{self._name} is not a method the grader can read")
+        return method._ask(how, **more)
+
+
+class _PerThread:
     """``sys.stdout`` or ``sys.stderr`` as each thread sees it: a judge's buffer on a judge's thread, else what it
-    replaced."""
+    replaced (whose other attributes, ``fileno`` and ``encoding`` say, it shows)."""
 
     def __init__(self, fallback: Any) -> None:
         self.fallback = fallback
@@ -825,10 +869,10 @@ class Judge:
             self._failed = err
             raise
 
-    def _proxy(self, handle: str, kind: str, name: str) -> StudentObject:
+    def _proxy(self, handle: str, kind: str, name: str, methods: frozenset[str]) -> StudentObject:
         proxy = self._proxies.get(handle)
-        if proxy is None or proxy._kind != kind:
-            proxy = (StudentFunction if kind == "fn" else StudentObject)(self, handle, kind, name)
+        if proxy is None or proxy._kind != kind or proxy._methods != methods:
+            proxy = (StudentFunction if kind == "fn" else StudentObject)(self, handle, kind, name, methods)
             self._proxies[handle] = proxy
         return proxy
 
@@ -895,9 +939,18 @@ class Judge:
                 "check's other objects)",
             )
             raise
-        target: Any = ["h", proxy._handle] if proxy._handle else proxy._name
+        request: dict[str, Any] = {"op": "call", "target": ["h", proxy._handle] if proxy._handle else proxy._name}
+        if isinstance(proxy, StudentMethod):
+            request["method"] = proxy._name
+        # the student's values the check has read: the reply carries those the call changed (no request more)
+        watched = sorted(name for name, value in self._cache.items() if not isinstance(value, StudentObject))
+        request.update(args=sent, kwargs=named, watch=watched)
         try:
-            reply = self._request({"op": "call", "target": target, "args": sent, "kwargs": named})
+            reply = self._request(request)
+            if isinstance(reply, dict) and isinstance(reply.get("names"), dict):
+                for name in set(watched) & set(reply["names"]):
+                    data = reply["names"][name]
+                    self._cache[name] = _MISSING if data is None else self._found(name, data)
             value = self._outcome(reply, proxy._name)
             changed = reply.get("changed") if isinstance(reply, dict) else None
             if isinstance(changed, dict):
@@ -906,7 +959,6 @@ class Judge:
         finally:
             self._callbacks.clear()
             self._callback_errors.clear()
-            self._stale()
 
     def _copy_back(self, changed: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Copy what the student's function changed in place into the check's own arguments."""
@@ -932,19 +984,18 @@ class Judge:
             ):
                 target[...] = value
 
-    def _stale(self) -> None:
-        """After the student's code ran: values read before may have changed (functions and objects are kept)."""
-        self._cache = {k: v for k, v in self._cache.items() if isinstance(v, StudentObject)}
-
     def _special(self, proxy: StudentObject, how: str, more: dict[str, Any]) -> Any:
         if not proxy._handle:
             raise TypeError(f"the grader can only call {proxy._name}")
         request: dict[str, Any] = {"op": "special", "target": ["h", proxy._handle], "how": how}
         if "name" in more:
             request["name"] = more["name"]
-        if "arg" in more:
+        arg = more.get("arg")
+        if how == "setattr" and callable(arg) and not isinstance(arg, (type, StudentObject)):
+            request["arg"] = ["cb", self._register_callback(arg, kept=True)]  # the student's code may call it later
+        elif "arg" in more:
             try:
-                request["arg"] = encode(more["arg"], judge=self)
+                request["arg"] = encode(arg, judge=self)
             except TypeError:
                 if how in ("isinstance", "issubclass"):
                     return False  # an object of the grader's is no instance of a student's class

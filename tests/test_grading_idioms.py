@@ -291,6 +291,20 @@ def test_a_students_objects_answer_as_plain_data_or_proxies() -> None:
     assert kernel.namespace["eq_calls"] == []
 
 
+def test_a_method_call_is_one_request_and_values_read_follow_calls() -> None:
+    judge, kernel = judged(
+        POINT + "\nlog = []\ndef record(x):\n    log.append(x)\n", student_names={"Point", "log", "record"}
+    )
+    assert judge.check("p = Point(3, 4)") == []
+    before = len(kernel.requests)
+    assert judge.check("assert p.norm() == 5.0") == []
+    assert len(kernel.requests) - before == 1  # the method is named in the call itself
+    assert judge.check("p.x, p.y = 6, 8\nassert p.norm() == 10.0 and p.x == 6") == []
+    before = len(kernel.requests)
+    assert judge.check("assert log == []\nfor i in range(3):\n    record(i)\nassert log == [0, 1, 2], log") == []
+    assert len(kernel.requests) - before == 4  # one read of log, three calls that bring back its new values
+
+
 def test_a_forged_eq_is_never_handed_the_instructors_value() -> None:
     judge, kernel = judged(POINT + "\ndef answer():\n    return Point(1, 1)\n", student_names={"answer"})
     assert _errors(judge.check("assert answer() == 3"))
