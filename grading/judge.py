@@ -315,11 +315,12 @@ class _NamedTuple(tuple):  # type: ignore[type-arg]
         return tuple(self)
 
 
-_named_types: dict[tuple[str, tuple[str, ...]], type] = {}
+_named_types: dict[tuple[str, tuple[str, ...]], type] = {}  # for values decoded without a judge
 
 
-def _named(typename: Any, fields: Any) -> type | None:
-    """The grader's named tuple type of that name and fields (shared, at most :data:`_MAX_KINDS`), or None."""
+def _named(typename: Any, fields: Any, kinds: dict[tuple[str, tuple[str, ...]], type]) -> type | None:
+    """The grader's named tuple type of that name and fields, kept in ``kinds`` (at most :data:`_MAX_KINDS`: a judge
+    has its own, so that one student's notebook cannot use up another's), or None."""
 
     def name(text: Any) -> bool:
         return isinstance(text, str) and len(text) <= 100 and text.isidentifier() and not keyword.iskeyword(text)
@@ -329,13 +330,13 @@ def _named(typename: Any, fields: Any) -> type | None:
     if not all(name(f) and not f.startswith("_") for f in fields) or len(set(fields)) != len(fields):
         return None
     key = (typename, tuple(fields))
-    if key not in _named_types:
-        if len(_named_types) >= _MAX_KINDS:
+    if key not in kinds:
+        if len(kinds) >= _MAX_KINDS:
             return None
         members: dict[str, Any] = {"__slots__": (), "_fields": key[1], "__module__": "__student__"}
         members.update({f: property(operator.itemgetter(i)) for i, f in enumerate(fields)})
-        _named_types[key] = type(typename, (_NamedTuple,), members)
-    return _named_types[key]
+        kinds[key] = type(typename, (_NamedTuple,), members)
+    return kinds[key]
 
 
 def _hashable(items: list[Any]) -> bool:
@@ -412,7 +413,7 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
     if tag == "np" and len(rest) == 2:
         return _scalar(*rest)
     if tag == "nt" and len(rest) == 3 and type(rest[2]) is list:
-        cls = _named(rest[0], rest[1])
+        cls = _named(rest[0], rest[1], judge._named_types if judge is not None else _named_types)
         if cls is None or len(rest[2]) != len(cls._fields):  # type: ignore[attr-defined]
             return unreadable
         return cls([decode(v, depth + 1, judge) for v in rest[2]])
@@ -824,6 +825,7 @@ class Judge:
         self._raised: dict[int, tuple[BaseException, str]] = {}
         self._failed: NoAnswer | None = None
         self._kinds: dict[tuple[str, type], type] = {}
+        self._named_types: dict[tuple[str, tuple[str, ...]], type] = {}  # for values decoded without a judge
         self._grade_id: str | None = None
         self.findings: list[dict[str, str]] = []
 

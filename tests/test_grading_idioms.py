@@ -372,6 +372,14 @@ for sent, name, dtype in [
     assert judge.check(back) == []
 
 
+def test_one_notebook_cannot_use_up_anothers_named_tuple_types() -> None:
+    code = "import collections\nMANY = [collections.namedtuple(f'T{i}', 'a')(i) for i in range(1100)]"
+    judge, _ = judged(code, student_names={"MANY"})
+    assert judge.check("assert type(MANY[0]).__name__ == 'T0'\nassert type(MANY[-1]).__name__ == 'Opaque'") == []
+    judge, _ = judged(WIDE, student_names={"value"})
+    assert judge.check("assert value('pair').left == 1") == []
+
+
 @pytest.mark.parametrize(
     "forged",
     [
