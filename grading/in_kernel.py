@@ -308,12 +308,18 @@ def decode(value: list[Any]) -> Any:
 
 
 def _raised(err: BaseException) -> list[Any]:
-    """``[type name, message, name of its nearest built-in exception class]``."""
+    """``[type name, message, name of its nearest built-in exception class, its arguments]`` (the arguments as
+    plain data, or ``["n"]`` where they are too long)."""
     base = next(
         (c.__name__ for c in type(err).__mro__ if c.__module__ == "builtins" and getattr(builtins, c.__name__, 0) is c),
         "Exception",
     )
-    return [type(err).__name__, str(err)[:2000], base]
+    try:
+        args = encode(tuple(err.args))
+        args = args if len(json.dumps(args)) <= 4000 else ["n"]
+    except Exception:  # noqa: BLE001 - arguments that cannot be read
+        args = ["n"]
+    return [type(err).__name__, str(err)[:2000], base, args]
 
 
 def _no_input(*args: Any, **kwargs: Any) -> str:
@@ -438,7 +444,8 @@ def _answer(asked: dict[str, Any], namespace: dict[str, Any], ask_grader: Any) -
         return {"ok": encode(_special(asked))}
     except KeyError as err:
         if op == "delete":
-            return {"raised": ["NameError", f"name {asked['name']!r} is not defined", "NameError"]}
+            message = f"name {asked['name']!r} is not defined"
+            return {"raised": ["NameError", message, "NameError", ["t", [["s", message]]]]}
         return {"raised": _raised(err)}
     except BaseException as err:  # noqa: BLE001
         return {"raised": _raised(err)}

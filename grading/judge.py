@@ -891,7 +891,7 @@ class Judge:
             return Opaque("a value the grader cannot read")
         self._printed(reply)
         raised = reply.get("raised")
-        if isinstance(raised, list) and len(raised) in (2, 3):
+        if isinstance(raised, list) and len(raised) in (2, 3, 4):
             token = reply.get("token")
             original = self._callback_errors.get(token) if isinstance(token, str) else None
             if original is not None:  # the check's own callback raised it, and the student's code let it through
@@ -903,14 +903,21 @@ class Judge:
 
     def _student_exception(self, raised: list[Any], function: str) -> BaseException:
         ename, evalue = _text(raised[0], 100), _text(raised[1], 2000)
-        base_name = raised[2] if len(raised) == 3 and isinstance(raised[2], str) else ename
+        base_name = raised[2] if len(raised) >= 3 and isinstance(raised[2], str) else ename
         base = getattr(builtins, base_name, None)
         if not (isinstance(base, type) and issubclass(base, BaseException)):
             base = Exception
         cls: type[BaseException] = base
         if not (ename == base_name and getattr(builtins, ename, None) is base):  # a class of the student's
             cls = self._exception_class(ename, base)
+        args = decode(raised[3], judge=self) if len(raised) == 4 else None
+        plain = isinstance(args, tuple) and not any(isinstance(a, (Opaque, StudentObject)) for a in args)
         err = _instance(cls, evalue)
+        if plain and type(err) is cls:  # its own arguments: KeyError((1, 2)) reads (1, 2), as in the kernel
+            with contextlib.suppress(Exception):
+                again = cls(*args)
+                if str(again) == evalue:
+                    err = again
         self._raised[id(err)] = (err, function)
         return err
 

@@ -111,6 +111,13 @@ def test_a_students_exception_is_raised_in_the_check_as_its_own_builtin_class(
     assert error["ename"] == ename and error["traceback"][1:] == ["raised by f in the student's code"]
 
 
+def test_a_students_exception_keeps_its_arguments_and_text() -> None:
+    judge, _ = judged("def f(shape):\n    return {}[shape]", student_names={"f"})
+    (error,) = judge.check("f((1000, 2000, 3000))")
+    assert error["evalue"] == "(1000, 2000, 3000)"  # as the kernel shows KeyError((1000, 2000, 3000))
+    assert judge.check("try:\n    f((1, 2))\nexcept KeyError as err:\n    assert err.args == ((1, 2),)") == []
+
+
 def test_a_students_own_exception_class_is_only_what_it_derives_from() -> None:
     code = (
         "class Negative(Exception):\n    pass\n\n"
