@@ -910,7 +910,7 @@ class Judge:
         cls: type[BaseException] = base
         if not (ename == base_name and getattr(builtins, ename, None) is base):  # a class of the student's
             cls = self._exception_class(ename, base)
-        args = decode(raised[3], judge=self) if len(raised) == 4 else None
+        args: Any = decode(raised[3], judge=self) if len(raised) == 4 else None
         plain = isinstance(args, tuple) and not any(isinstance(a, (Opaque, StudentObject)) for a in args)
         err = _instance(cls, evalue)
         if plain and type(err) is cls:  # its own arguments: KeyError((1, 2)) reads (1, 2), as in the kernel
