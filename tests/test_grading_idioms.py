@@ -13,6 +13,7 @@ import json
 import sys
 import threading
 import warnings
+from typing import Any
 
 import nbformat
 import numpy as np
@@ -558,7 +559,10 @@ def test_the_wire_encodes_what_the_kernel_decodes() -> None:
 
 # --- through the sandboxed kernel -----------------------------------------------------------------------------------
 
-SANDBOX = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
+
+def SANDBOX(test: Any) -> Any:  # a mark: these start sandboxed kernels (the others take milliseconds)
+    skip = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
+    return pytest.mark.slow(pytest.mark.sandbox(skip(test)))
 
 
 def _cell(source: str, gid: str, kind: str, points: int = 1) -> nbformat.NotebookNode:
