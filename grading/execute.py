@@ -512,7 +512,8 @@ def watched(cls: type) -> type:
             return text
 
         def grading_ask_once(self, code: str, timeout: float, loop: Any) -> Any:
-            """Evaluate ``code`` in the kernel (from the judge's thread); the text of its value, or None."""
+            """Evaluate ``code`` in the kernel (from the judge's thread); the text of its value, or None. Meanwhile
+            each ``input_request`` the kernel sends for it (a check's callback) is answered by the judge."""
             if timeout <= 0:
                 raise TimeoutError
             if self.grading_client is None:

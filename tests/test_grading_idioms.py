@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import collections
 import json
+import logging
 import sys
 import threading
+import types
 import warnings
+from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -247,6 +250,24 @@ def test_the_student_names_of_a_source_notebook() -> None:
     assert not names & {"np", "plt", "isclose"}  # imports and set-up names are not the student's
     broken = nbformat.v4.new_code_cell("### BEGIN SOLUTION\ndef f(:\n### END SOLUTION")
     assert student_names(nbformat.v4.new_notebook(cells=[broken])) is None
+
+
+def test_the_grading_plan_reads_the_names_from_the_source_notebook(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from grading.plan import answer_names
+
+    (tmp_path / "source" / "hw1").mkdir(parents=True)
+    cell = nbformat.v4.new_code_cell("### BEGIN SOLUTION\ndef squares(n):\n    return n\n### END SOLUTION")
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), tmp_path / "source" / "hw1" / "ps1.ipynb")
+    coursedir = types.SimpleNamespace(
+        source_directory="source", format_path=lambda step, student, assignment: str(tmp_path / step / assignment)
+    )
+    grader = types.SimpleNamespace(coursedir=coursedir, config=None, log=logging.getLogger("test-plan"))
+    assert answer_names(grader, "hw1", "ps1") == {"squares"}  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, "test-plan"):
+        assert answer_names(grader, "hw1", "missing") is None  # type: ignore[arg-type]
+    assert "the student's names are not known" in caplog.text
 
 
 # --- 4. objects -----------------------------------------------------------------------------------------------------
