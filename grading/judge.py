@@ -13,7 +13,9 @@ and in the functions it defines (the check runs with a mapping whose lookups of 
 name ask the kernel), and ``del name`` or ``name = value`` in a check (not inside a
 function) is done in the kernel too. Every other name is the grader's: builtins, modules,
 what the set-up cells bind (even where an answer binds it too), what the check binds. A
-module is always the grader's own, whatever the kernel holds under that name. Without a
+module is always the grader's own: a name no set-up cell binds that the kernel binds to a
+module (``np``, an import of the answer cell) is the grader's module of that name or usual
+alias, and a module the student's code returns is :class:`Opaque`. Without a
 source notebook, a check's names that no set-up cell or check binds are looked up in the
 kernel once, before the check runs (the rule of earlier releases), and rebinding them stays
 in the grader.
@@ -25,12 +27,14 @@ kinds, NumPy arrays and scalars of numbers, booleans and strings with their dtyp
 Matplotlib ``Axes`` an :class:`AxesData`. Any other object of the student's (a function, a
 class, an instance) stays in the kernel, in a table of handles, and is a
 :class:`StudentObject` here: calling it, reading an attribute (``p.x``, ``squares.__doc__``),
-``len``, ``iter``, indexing, ``str``, ``float``, ``isinstance(value, StudentClass)`` ask the
-kernel and bring back plain data or another proxy. A proxy equals only itself, supports no
-arithmetic and no ``in``, and is no number: the student's code is never handed an
-instructor's value to compare with. A function a check passes to the student's code is a
+setting an attribute, ``len``, ``iter``, indexing, ``str``, ``float``,
+``isinstance(value, StudentClass)`` ask the kernel and bring back plain data or another
+proxy. A proxy equals only itself and has no arithmetic and no ``in`` of its own (``x in p``
+iterates it here): the student's code is never handed an instructor's value to compare with. A function a check passes to the student's code is a
 callback: it runs here, as the check's code, and the kernel asks for it mid-call on its stdin
-channel (:meth:`Judge.answer_input`), at most :data:`MAX_CALLBACKS` times per call.
+channel (:meth:`Judge.answer_input`), at most :data:`MAX_CALLBACKS` times per call; it cannot
+itself call the student's code. A call also brings back the student's values the check has
+read that the call changed, and a method call (``p.norm()``) is one request.
 
 **As nbgrader scores it.** What the student's function raises is raised in the check as the
 same built-in class (``ValueError``, ``KeyError``...); an exception class of the student's is a
@@ -40,7 +44,9 @@ returns, as do the lists, dicts, sets and arrays it changed in place. The check'
 goes to per-thread streams; its last expression, displayed as IPython displays it, is an
 ``execute_result`` (nbgrader's partial credit), and anything written to ``sys.stderr`` (a
 warning, say) a ``stderr`` stream (no credit), so nbgrader's ``determine_grade`` reads the
-cell as it reads the kernel's.
+cell as it reads the kernel's. (``contextlib.redirect_stdout`` in a check replaces
+``sys.stdout`` for the whole process while it lasts, as anywhere; grading workers judge one
+notebook at a time.)
 
 The kernel's answers are read as untrusted data: each reply by a strict JSON decoder whose
 cost is bounded by the reply's length (:func:`parse_reply`), then as tagged plain data
