@@ -407,6 +407,11 @@ def _special(asked: dict[str, Any]) -> Any:
         return value[decode(asked["arg"])]
     if how == "setattr":
         return setattr(value, asked["name"], decode(asked["arg"]))
+    if how == "signature":  # [name, kind, [default] or []] of each parameter
+        import inspect
+
+        parameters = inspect.signature(value).parameters.values()
+        return [[p.name, int(p.kind), [] if p.default is p.empty else [p.default]] for p in parameters]
     if how in ("isinstance", "issubclass"):
         other = decode(asked["arg"])
         return isinstance(other, value) if how == "isinstance" else issubclass(other, value)

@@ -77,6 +77,7 @@ import base64
 import binascii
 import builtins
 import contextlib
+import inspect
 import io
 import json
 import keyword
@@ -101,6 +102,7 @@ __all__ = [
     "Judge",
     "NoAnswer",
     "Opaque",
+    "StudentClass",
     "StudentError",
     "StudentFunction",
     "StudentMethod",
@@ -567,9 +569,6 @@ class StudentObject:
     def __setattr__(self, name: str, value: Any) -> None:
         self._ask("setattr", name=name, arg=value)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._judge._call(self, args, kwargs)
-
     def __eq__(self, other: object) -> bool:
         return self is other
 
@@ -630,12 +629,42 @@ class StudentObject:
 
 
 class StudentFunction(StudentObject):
-    """A function of the student's, as a check sees it (a :class:`StudentObject` whose ``repr`` is its name)."""
+    """A function (or a callable object) of the student's, as a check sees it: a :class:`StudentObject` that can be
+    called, whose ``repr`` is its name and whose ``inspect.signature`` is the student's function's."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._judge._call(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<function {self._name}>"
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """The student's function's parameters, their kinds and their defaults (plain data), as ``inspect`` reads
+        them; no annotations."""
+        described = self._ask("signature")
+        try:
+            parameters = [
+                inspect.Parameter(name, inspect._ParameterKind(kind), default=default[0] if default else _EMPTY)
+                for name, kind, default in described
+            ]
+            return inspect.Signature(parameters)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"no signature the grader can read for {self._name}") from err
+
+
+_EMPTY = inspect.Parameter.empty
+
+
+class StudentClass(StudentFunction):
+    """A class of the student's, as a check sees it: call it to make an object, ``isinstance`` asks the kernel."""
 
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"<function {self._name}>"
+        return f"<class {self._name}>"
 
 
 class StudentMethod(StudentFunction):
@@ -880,7 +909,8 @@ class Judge:
     def _proxy(self, handle: str, kind: str, name: str, methods: frozenset[str]) -> StudentObject:
         proxy = self._proxies.get(handle)
         if proxy is None or proxy._kind != kind or proxy._methods != methods:
-            proxy = (StudentFunction if kind == "fn" else StudentObject)(self, handle, kind, name, methods)
+            cls = {"fn": StudentFunction, "cls": StudentClass}.get(kind, StudentObject)
+            proxy = cls(self, handle, kind, name, methods)
             self._proxies[handle] = proxy
         return proxy
 

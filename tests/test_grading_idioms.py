@@ -320,6 +320,21 @@ def test_a_students_objects_answer_as_plain_data_or_proxies() -> None:
     assert kernel.namespace["eq_calls"] == []
 
 
+def test_a_students_function_has_its_signature_and_an_object_is_not_callable() -> None:
+    judge, _ = judged(
+        POINT + "\ndef scale(p, k=2, *, inplace=False):\n    return p\n", student_names={"Point", "scale"}
+    )
+    check = (
+        "import inspect\n"
+        "params = inspect.signature(scale).parameters\n"
+        "assert list(params) == ['p', 'k', 'inplace'] and params['k'].default == 2\n"
+        "assert params['inplace'].kind is inspect.Parameter.KEYWORD_ONLY\n"
+        "assert list(inspect.signature(Point(1, 2).norm).parameters) == []\n"
+        "assert callable(Point) and callable(scale) and not callable(Point(1, 2))\n"
+    )
+    assert judge.check(check) == []
+
+
 def test_a_method_call_is_one_request_and_values_read_follow_calls() -> None:
     judge, kernel = judged(
         POINT + "\nlog = []\ndef record(x):\n    log.append(x)\n", student_names={"Point", "log", "record"}
