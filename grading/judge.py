@@ -1137,7 +1137,16 @@ class Judge:
         if callable(value) and not isinstance(value, (type, StudentObject)):  # the student's code may call it later
             data: list[Any] = ["cb", self._register_callback(value, kept=True)]
         else:
-            data = encode(value, judge=self)
+            try:
+                data = encode(value, judge=self)
+            except TypeError:  # the kernel cannot hold it: the check sees its own value, the kernel keeps its own
+                self._finding(
+                    f"binds the student's name {name} to a {type(value).__name__}, which the kernel cannot hold: "
+                    "the check sees it, the student's code does not",
+                    f"bind another name than {name}",
+                )
+                self._cache[name] = value
+                return
         self._outcome(self._request({"op": "assign", "name": name, "value": data}), name)
         self._cache.pop(name, None)
         if isinstance(value, StudentObject):
@@ -1179,6 +1188,12 @@ class Judge:
                 )
             func = node.func if isinstance(node, ast.Call) else None
             called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if called in ("gca", "gcf") and isinstance(func, ast.Attribute):
+                self._finding(
+                    f"calls {called}(): the current figure is the grader's, empty; the student's figures live in the "
+                    "kernel",
+                    "read the student's figure or Axes by the name the answer binds (ax, fig)",
+                )
             if students and called in ("seed", "set_state", "setstate"):
                 self._finding(
                     f"calls {called}() to seed a random generator: the student's code draws from the kernel's "

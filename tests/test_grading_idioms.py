@@ -583,6 +583,13 @@ def test_checks_the_judge_cannot_run_as_the_kernel_would_are_listed() -> None:
         ("q_pass", "passes"),
     ]
     assert all(f["fix"] for f in judge.findings)
+    judge, _ = judged("marks = [1]", student_names={"marks"})
+    outputs = judge.check(
+        "import threading\nimport matplotlib.pyplot as plt\nax = plt.gca()\nmarks = threading.Lock()\nassert marks.acquire()",
+        "q_plot",
+    )
+    assert outputs == [] and [f["idiom"].split()[:2] for f in judge.findings] == [["calls", "gca():"], ["binds", "the"]]
+    assert judge.check("assert marks == [1]") == []  # the kernel kept its own
 
 
 def test_the_wire_encodes_what_the_kernel_decodes() -> None:
