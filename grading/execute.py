@@ -73,6 +73,9 @@ class Task:
     limits: Limits = field(default_factory=Limits)
     setups: tuple[str, ...] = ()  # the instructor's locked set-up cells (from the gradebook), for the judge
     warm: bool = True  # a sandboxed kernel is forked from a warm parent (grading.forked), not started from scratch
+    student_names: frozenset[str] | None = (
+        None  # what the answer cells bind (grading.judge.student_names), for the judge
+    )
 
 
 @dataclass
@@ -343,6 +346,7 @@ def watched(cls: type) -> type:
         grading_thread: concurrent.futures.ThreadPoolExecutor | None = None
         grading_files: dict[str, bytes]
         grading_setups: tuple[str, ...] = ()
+        grading_student_names: frozenset[str] | None = None
         grading_judge_folder: Path
         grading_relay: Relay
         grading_output_meter: Meter
@@ -416,7 +420,7 @@ def watched(cls: type) -> type:
             )
             await super().async_execute_cell(visible, cell_index, execution_count, False)
             self.grading_check_timeout = False
-            outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source))
+            outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source, self.grading_cell))
             self.code_cells_executed += 1
             if self.grading_check_timeout:
                 self.grading_timeouts.append(self.grading_cell)
@@ -475,7 +479,9 @@ def watched(cls: type) -> type:
                 return parse_reply(text, self.grading_reply_limit)
 
             if self.grading_judge is None:
-                self.grading_judge = Judge.for_files(ask, self.grading_files, self.grading_judge_folder)
+                self.grading_judge = Judge.for_files(
+                    ask, self.grading_files, self.grading_judge_folder, self.grading_student_names
+                )
                 for source in self.grading_setups:
                     self.grading_judge.setup(source)
             self.grading_judge.ask = ask
@@ -506,23 +512,28 @@ def watched(cls: type) -> type:
             return text
 
         def grading_ask_once(self, code: str, timeout: float, loop: Any) -> Any:
-            """Evaluate ``code`` in the kernel (from the judge's thread); the text of its value, or None."""
+            """Evaluate ``code`` in the kernel (from the judge's thread); the text of its value, or None. Meanwhile
+            each ``input_request`` the kernel sends for it (a check's callback) is answered by the judge."""
             if timeout <= 0:
                 raise TimeoutError
             if self.grading_client is None:
                 # through the relay: every byte of every message it receives counts against --data
                 client = relayed_client(BlockingKernelClient, self.grading_relay.prefix("data"))(context=zmq.Context())
                 client.load_connection_info(self.km.get_connection_info(session=False))
-                client.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+                # stdin: the kernel asks for a check's callbacks there while it runs a call of the judge's
+                client.start_channels(shell=True, iopub=False, stdin=True, hb=False, control=False)
                 self.grading_client = client
             msg_id = self.grading_client.execute(
                 "",
                 silent=True,
                 store_history=False,
                 user_expressions={"r": code},
-                allow_stdin=False,
+                allow_stdin=True,
                 stop_on_error=False,
             )
+            poller = zmq.Poller()
+            poller.register(self.grading_client.shell_channel.socket, zmq.POLLIN)
+            poller.register(self.grading_client.stdin_channel.socket, zmq.POLLIN)
             deadline = time.monotonic() + timeout
             while True:
                 remaining = deadline - time.monotonic()
@@ -530,13 +541,21 @@ def watched(cls: type) -> type:
                     with contextlib.suppress(Exception):
                         asyncio.run_coroutine_threadsafe(ensure_async(self.km.interrupt_kernel()), loop).result(10)
                     raise TimeoutError
-                try:
-                    msg = self.grading_client.get_shell_msg(timeout=min(remaining, 1.0))
-                except queue.Empty:
+                ready = dict(poller.poll(int(min(remaining, 1.0) * 1000)))
+                if self.grading_client.stdin_channel.socket in ready:
+                    msg = self.grading_client.get_stdin_msg(timeout=0)
+                    if msg["msg_type"] == "input_request" and _field(msg, "parent_header", "msg_id") == msg_id:
+                        prompt = _field(msg, "content", "prompt")
+                        judge = self.grading_judge
+                        reply = judge.answer_input(prompt) if judge is not None and isinstance(prompt, str) else ""
+                        self.grading_client.input(reply)
+                    continue
+                if self.grading_client.shell_channel.socket not in ready:
                     alive = asyncio.run_coroutine_threadsafe(ensure_async(self.km.is_alive()), loop).result(10)
                     if not alive:
                         raise DeadKernelGone from None
                     continue
+                msg = self.grading_client.get_shell_msg(timeout=0)
                 if _field(msg, "parent_header", "msg_id") != msg_id:
                     continue
                 found = _field(msg, "content", "user_expressions", "r")
@@ -632,6 +651,7 @@ def execute(task: Task) -> Outcome:
                 pp.grading_reply_limit = task.limits.data
                 pp.grading_files = task.files
                 pp.grading_setups = task.setups
+                pp.grading_student_names = task.student_names
                 pp.grading_judge_folder = root / "judge"
                 pp.kernel_manager_class = relayed(pp.kernel_manager_class, pp.grading_relay)
                 if room is not None:

@@ -43,6 +43,7 @@ from nbgrader.preprocessors import SaveAutoGrades
 from traitlets import Any as AnyTrait
 
 from grading.execute import Task, executors, one_line
+from grading.judge import student_names
 from grading.sandbox import Limits
 from grading.submission import Submission, SubmissionError, read_file, read_submission, remove_links
 
@@ -387,6 +388,28 @@ def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[str, ...]:
         )
 
 
+def answer_names(grader: Grader, assignment: str, notebook: str) -> frozenset[str] | None:
+    """The names the answer cells of the instructor's source notebook bind (:func:`grading.judge.student_names`):
+    those a check looks up in the student's kernel. None, said in a log line, where the source notebook is not in
+    the course's source folder or cannot be read: the judge then takes a check's names that no set-up cell binds
+    as the student's."""
+    source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment), f"{notebook}.ipynb")
+    try:
+        names = student_names(nbformat.read(source, as_version=4), grader.config)
+    except (OSError, ValueError) as err:
+        names, why = None, one_line(err)
+    else:
+        why = "an answer cell is not Python"
+    if names is None:
+        grader.log.warning(
+            "%s: the student's names are not known (%s); a check's names that no set-up cell binds are looked "
+            "up in the kernel",
+            source,
+            why,
+        )
+    return names
+
+
 def guard(grader: Grader) -> None:
     """Make nbgrader read every ``timestamp.txt`` through :meth:`Grader.timestamp` (it would follow a link)."""
     grader.coursedir.get_existing_timestamp = grader.timestamp
@@ -398,6 +421,7 @@ def tasks(
     """Each notebook of the plan, sanitized and made into a task (its kernel forked from a warm parent when
     ``warm``), or refused with a one-line reason; and each file of a submission folder that was left out."""
     setups: dict[tuple[str, str], tuple[str, ...]] = {}
+    names: dict[tuple[str, str], frozenset[str] | None] = {}
     for assignment_id, student, todo in plan.submissions:
         grader.notebooks = todo
         unread: str | None = None
@@ -440,6 +464,7 @@ def tasks(
                 continue
             if (assignment_id, notebook) not in setups:
                 setups[assignment_id, notebook] = setup_cells(grader.coursedir.db_url, assignment_id, notebook)
+                names[assignment_id, notebook] = answer_names(grader, assignment_id, notebook)
             task = Task(
                 student,
                 assignment_id,
@@ -452,5 +477,6 @@ def tasks(
                 limits,
                 setups[assignment_id, notebook],
                 warm,
+                names[assignment_id, notebook],
             )
             yield Planned(task, resources)

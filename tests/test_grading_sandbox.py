@@ -438,8 +438,10 @@ def test_no_hidden_test_reaches_an_answer_or_the_feedback(graded: dict) -> None:
         text = json.dumps([c.get("outputs", []) for c in read(path).cells])
         assert "HIDDEN TESTS" not in text and "hidden_" not in text, path
         assert not [line for line in hidden if line in text], path
-    # what a function prints while the grader calls it goes nowhere: the spy's lines reach no output
-    assert "SPY" not in _outputs(course / "autograded" / "spies_on_checks" / ASSIGNMENT / f"{Q2}.ipynb")
+    # what a function prints while the grader calls it reaches the check's output, as under nbgrader; the frames the
+    # spy prints are the kernel's, which never hold a check: no line of one (above), no frame of the grader's judge
+    spied = _outputs(course / "autograded" / "spies_on_checks" / ASSIGNMENT / f"{Q2}.ipynb")
+    assert "SPY" in spied and "<check>" not in spied and "judge.py" not in spied
     assert graded["feedback"].returncode == 0, graded["feedback"].stderr[-3000:]
     pages = list((course / "feedback").rglob("*.html"))
     graded_notebooks = list((course / "autograded").glob(f"*/{ASSIGNMENT}/*.ipynb"))
