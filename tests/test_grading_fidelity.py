@@ -312,58 +312,19 @@ STOCK_IDIOMS: dict[str, dict[str, dict[str, float]]] = {
 # why. Each is a strict xfail; remove an entry when its cell matches.
 # ---------------------------------------------------------------------------------------------------------------
 
-_RAISED = (
-    "the student's ValueError reaches the check as the judge's StudentRaised, which `except ValueError` does not "
-    "catch (nbgrader: the check passes)"
-)
-_DEL = (
-    "`del squares` deletes the judge's name only: sum_of_squares still finds squares in the kernel, raises no "
-    "NameError, and the check fails (nbgrader: the name is gone from the kernel, the check passes)"
-)
-_DOC = "squares.__doc__ is the docstring of the judge's StudentFunction class, not the student's"
 KNOWN_DIFFERENCES: dict[tuple[str, str, str, str], str] = {
-    **{(PS1, s, "problem1", "squares_invalid_input"): _RAISED for s in ("bitdiddle", "hacker", "source")},
-    **{(PS1, s, "problem1", "sum_of_squares_uses_squares"): _DEL for s in ("bitdiddle", "hacker", "source")},
-    **{(IDIOMS, s, "idioms", "squares_doc"): _DOC for s in ("correct", "blank", "wrong")},
     (IDIOMS, "correct", "idioms", "squares_values"): (
         "the judge runs every locked set-up cell before the first check, so N is already 5 (set by the set-up "
         "cell after this check) where nbgrader has 3"
     ),
-    (IDIOMS, "correct", "idioms", "squares_invalid"): _RAISED,
-    (IDIOMS, "blank", "idioms", "partial_numpy"): (
-        "the student's NotImplementedError reaches the check as the judge's StudentRaised, which `except "
-        "NotImplementedError` does not catch (nbgrader: caught, and the NumPy score reads as full points)"
+    (IDIOMS, "correct", "idioms", "point_midpoint"): (
+        "Point(0, 0) is a proxy of the student's object, and a proxy cannot be passed back to a student's function"
     ),
-    (IDIOMS, "correct", "idioms", "uses_squares"): _DEL,
-    (IDIOMS, "correct", "idioms", "point_object"): (
-        "Point is a StudentFunction, not a class: Point(3, 4) comes back opaque and isinstance(p, Point) raises "
-        "TypeError"
-    ),
-    (IDIOMS, "correct", "idioms", "point_type"): "Point(0, 0) is opaque, and an opaque value cannot be passed back",
-    (IDIOMS, "correct", "idioms", "point_midpoint"): "Point(0, 0) is opaque, and an opaque value cannot be passed back",
-    (IDIOMS, "correct", "idioms", "half_dtype"): "arrays come back as float64: h.dtype is not float32",
-    (IDIOMS, "correct", "idioms", "fill_in_place"): (
-        "the argument is copied into the kernel: fill_squares fills the copy and buf stays zeros"
-    ),
-    (IDIOMS, "correct", "idioms", "greet_prints"): (
-        "greet prints in the kernel; redirect_stdout in the judge captures nothing"
-    ),
-    (
-        IDIOMS,
-        "correct",
-        "idioms",
-        "word_lengths_dict",
-    ): "a dict with int keys comes back opaque (only str keys are plain data)",
-    (IDIOMS, "correct", "idioms", "unique_words_set"): "a set comes back opaque",
-    (IDIOMS, "correct", "idioms", "bisect_root"): "a lambda cannot be passed to a student's function (TypeError)",
     (IDIOMS, "correct", "idioms", "reads_data"): (
         "the check runs in the grader's working folder, where data/readings.csv is not (FileNotFoundError)"
     ),
     (IDIOMS, "correct", "idioms", "wrote_file"): (
         "squares.txt was written in the kernel's folder, not the judge's (FileNotFoundError)"
-    ),
-    (IDIOMS, "wrong", "idioms", "partial_credit"): (
-        "the judge drops a check's last expression: a check that ends in a partial score (1 of 2) gets full points"
     ),
     (IDIOMS, "correct", "seeded", "dice_seeded"): (
         "np.random.seed(0) seeds the grader's generator, not the kernel's, which has also drawn already for the "
@@ -586,10 +547,19 @@ def test_the_rigging_fools_serial_nbgrader(graded: Callable[[str], Graded]) -> N
     assert more == {g for g, points in RIGGED.items() if points > STOCK_IDIOMS["wrong"]["idioms"][g]}
 
 
+# Cells where the rig only silences the student's own output, not a check: the rigging student's ``print`` does
+# nothing, so its (right) ``as_half`` leaves no debugging line on stderr, which zeroes the wrong student's cell. The
+# answer is right, so the point is the student's under both graders.
+OWN_OUTPUT_ONLY = {("idioms", "half_dtype")}
+
+
 def test_rigging_earns_nothing_from_the_grading_command(graded: Callable[[str], Graded]) -> None:
-    judged = graded(IDIOMS).judged
+    stock, judged = graded(IDIOMS).stock, graded(IDIOMS).judged
     for notebook in NOTEBOOKS[IDIOMS]:
         for gid, (_, score) in judged["rig"][notebook].items():
+            if (notebook, gid) in OWN_OUTPUT_ONLY:
+                assert score == stock["rig"][notebook][gid][0], (notebook, gid)
+                continue
             assert score <= judged["wrong"][notebook][gid][1], (notebook, gid)
 
 
