@@ -33,14 +33,15 @@ from distributed import as_completed
 from nbconvert.writers.files import FilesWriter
 from nbgrader.api import Gradebook
 from nbgrader.converters import NbGraderException
-from nbgrader.nbgraderformat import common as nbgrader_format
 
 from grading.cluster import connect, submit
-from grading.execute import one_line, run_task
+from grading.execute import run_task
 from grading.land import Landing, Summary
 from grading.plan import CheckedSchema, Grader, LeftOut, Planned, Refused, guard, load_app, make_plan, tasks
+from grading.private_api import use_schema_validator
 from grading.progress import Progress
 from grading.sandbox import Limits, default_bwrap, probe
+from grading.tasks import one_line
 
 __all__ = ["GradingError", "Summary", "autograde"]
 
@@ -77,7 +78,7 @@ def _sandbox(unsafe: bool, bwrap: str | None, limits: Limits, stream: TextIO | N
 
 def _grader(assignment: str, nbgrader_args: list[str], force: bool) -> tuple[Grader, Any]:
     """nbgrader's application and converter for the assignment, with every instructor setting loaded."""
-    nbgrader_format.jsonschema = CheckedSchema()
+    use_schema_validator(CheckedSchema())
     app = load_app(assignment, nbgrader_args)
     app.log.setLevel(logging.WARNING)
     grader = Grader(coursedir=app.coursedir, parent=app)

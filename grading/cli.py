@@ -104,6 +104,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"Cannot grade: no sandbox for student code: {reason}; or pass --unsafe", file=sys.stderr)
                 return 2
         from grading.autograde import GradingError, autograde
+        from grading.private_api import UncheckedVersion, check_versions
+
+        try:
+            check_versions()
+        except UncheckedVersion as err:
+            print(f"Cannot grade: {err}", file=sys.stderr)
+            return 2
 
         try:
             limits = Limits.parse(

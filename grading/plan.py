@@ -42,9 +42,17 @@ from nbgrader.converters.base import BaseConverter
 from nbgrader.preprocessors import SaveAutoGrades
 from traitlets import Any as AnyTrait
 
-from grading.execute import Task, executors, one_line
-from grading.sandbox import Limits
+from grading.executor import executors
+from grading.limits import Limits
+from grading.private_api import (
+    clear_preprocessors,
+    format_dest,
+    format_source,
+    hooked_converter,
+    set_sanitizing,
+)
 from grading.submission import Submission, SubmissionError, read_file, read_submission, remove_links
+from grading.tasks import Task, one_line
 
 # values of a submitted notebook's JSON, lists and objects included (each costs a parser some 80 to 100 bytes, in the
 # main process and in a worker alike); the course's reference notebooks hold under 2000
@@ -129,7 +137,7 @@ class _ReadSafely(BaseConverter):
     submission: Submission | None = None
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
-        dest = Path(self._format_dest(assignment_id, student_id))
+        dest = Path(format_dest(self, assignment_id, student_id))
         remove_links(dest)  # what an earlier version may have copied there
         if self.submission is None:
             raise RuntimeError("the submission was not read before its set-up (Grader.submission)")
@@ -142,7 +150,7 @@ class _ReadSafely(BaseConverter):
             target.write_bytes(data)
 
 
-class Grader(Autograde, _ReadSafely):
+class Grader(hooked_converter(Autograde), _ReadSafely):  # type: ignore[misc]
     """nbgrader's Autograde converter, driven one notebook at a time instead of one student at a time.
 
     ``Autograde.init_assignment`` calls its base class's, which in this class's order of bases is
@@ -152,11 +160,11 @@ class Grader(Autograde, _ReadSafely):
     executed = AnyTrait(None, allow_none=True)
     executor_positions: set[int] | None = None
 
-    def _init_preprocessors(self) -> None:
-        if self._sanitizing or self.executed is None:
-            super()._init_preprocessors()
+    def grading_init_preprocessors(self, sanitizing: bool) -> None:
+        if sanitizing or self.executed is None:
+            super().grading_init_preprocessors(sanitizing)
             return
-        self.exporter._preprocessors = []
+        clear_preprocessors(self.exporter)
         if self.executor_positions is None:
             self.executor_positions = {index for index, _ in executors(self.config)}
         positions = self.executor_positions
@@ -208,14 +216,14 @@ class Grader(Autograde, _ReadSafely):
 
     def ids(self, folder: str) -> tuple[str, str]:
         """Assignment and student ids of a submission folder."""
-        regexp = self._format_source("(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
+        regexp = format_source(self, "(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
         match = re.match(regexp, folder)
         if match is None:
             raise ValueError(f"cannot tell the student of {folder}")
         return match["assignment_id"], match["student_id"]
 
     def outputs(self, assignment: str, student: str, notebooks: list[str]) -> dict[str, Path]:
-        dest = Path(self._format_dest(assignment, student))
+        dest = Path(format_dest(self, assignment, student))
         return {nb: dest / (Path(nb).stem + self.exporter.file_extension) for nb in notebooks}
 
     def todo(self, assignment: str, student: str, notebooks: list[str]) -> list[str]:
@@ -225,8 +233,8 @@ class Grader(Autograde, _ReadSafely):
             return []
         outputs = self.outputs(assignment, student, notebooks)
         try:
-            new = self.coursedir.get_existing_timestamp(self._format_source(assignment, student))
-            old = self.coursedir.get_existing_timestamp(self._format_dest(assignment, student))
+            new = self.coursedir.get_existing_timestamp(format_source(self, assignment, student))
+            old = self.coursedir.get_existing_timestamp(format_dest(self, assignment, student))
         except ValueError:  # an invalid timestamp: listed when its set-up fails
             return notebooks
         if self.force or (new is not None and old is not None and new > old):
@@ -238,8 +246,8 @@ class Grader(Autograde, _ReadSafely):
     def sanitize(self, path: str, data: bytes, mtime: float) -> tuple[str, dict[str, Any]]:
         """Run the sanitizing preprocessors on a submitted notebook, read as ``data`` (modified at ``mtime``), as
         nbconvert's ``from_filename`` would on ``path``; return it as text, not written anywhere."""
-        self._sanitizing = True
-        self._init_preprocessors()
+        set_sanitizing(self, True)
+        self.grading_set_up_preprocessors()
         resources = self.init_single_notebook_resources(path)
         values = json_values(data)
         if values > MAX_VALUES:  # json would build them all before nbformat could say a word
@@ -264,11 +272,11 @@ class Grader(Autograde, _ReadSafely):
     def finish(self, sanitized_resources: dict[str, Any], executed: str) -> None:
         """Run the configured autograde preprocessors after execution (grades saved here) and write the result."""
         info = sanitized_resources["nbgrader"]
-        dest = Path(self._format_dest(info["assignment"], info["student"]))
-        self._sanitizing = False
+        dest = Path(format_dest(self, info["assignment"], info["student"]))
+        set_sanitizing(self, False)
         self.executed = nbformat.reads(executed, as_version=4)
         try:
-            self._init_preprocessors()
+            self.grading_set_up_preprocessors()
             resources = self.init_single_notebook_resources(str(dest / f"{info['notebook']}.ipynb"))
             resources["metadata"] = {
                 "name": info["notebook"],
@@ -280,7 +288,7 @@ class Grader(Autograde, _ReadSafely):
             self.write_single_notebook(output, resources)
         finally:
             self.executed = None
-            self._sanitizing = True
+            set_sanitizing(self, True)
 
     def score_zero(self, assignment: str, student: str, notebook: str) -> None:
         """Give a notebook that could not be graded 0 points, as nbgrader does for a missing notebook."""

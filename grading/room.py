@@ -112,7 +112,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from grading.sandbox import Limits, describe
+from grading.limits import Limits, describe, went_over
 
 __all__ = ["MODES", "Room", "best_mode", "describe_mode", "limit_reason"]
 
@@ -126,7 +126,6 @@ SYSTEMD = Path("/run/systemd/system")  # a folder where systemd manages the mach
 INODES = 16384  # files, folders and sockets a notebook may make in its tmpfs (cgroup mode)
 INODE_BYTES = 4096  # what each file or folder in the socket folder counts against the budget (watchdog mode)
 
-_NAMES = {"memory": "memory", "cpu": "CPU time", "procs": "processes", "file_size": "file size"}
 _serial = itertools.count()
 
 
@@ -147,14 +146,12 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def limit_reason(name: str, limits: Limits) -> str:
-    """The one-line reason for going over a limit.
+    """The one-line reason for going over a limit (:func:`grading.limits.went_over`).
 
     >>> limit_reason("memory", Limits())
     'went over the memory limit (2G, --memory)'
-    >>> limit_reason("file_size", Limits(file_size=16 << 20))
-    'went over the file size limit (16M, --file-size)'
     """
-    return f"went over the {_NAMES[name]} limit ({describe(limits)[name]}, --{name.replace('_', '-')})"
+    return went_over(name, limits)
 
 
 def _own_cgroup(controller: str) -> Path:
