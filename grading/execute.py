@@ -41,7 +41,7 @@ from grading.kernel import ready_at_once, relayed, sandboxed
 from grading.limits import not_graded, ran_too_long
 from grading.private_api import check_versions
 from grading.relay import DATA, Meter, Relay
-from grading.roles import cell_role, notebook_without_hidden_tests, without_hidden_tests
+from grading.roles import cell_role, notebook_without_hidden_tests, placed_setups, without_hidden_tests
 from grading.room import Room
 from grading.tasks import Outcome, Task, one_line
 
@@ -118,7 +118,9 @@ def execute(task: Task) -> Outcome:
                 pp.grading_env = {"NBGRADER_EXECUTION": "autograde", "TMPDIR": str(root / "tmp")}
                 pp.grading_reply_limit = task.limits.data
                 pp.grading_files = task.files
-                pp.grading_setups = task.setups
+                order = {grade_id: index for index, grade_id in enumerate(task.order)}
+                pp.grading_setups = placed_setups(task.setups, order)
+                pp.grading_order = order
                 pp.grading_judge_folder = root / "judge"
                 pp.kernel_manager_class = relayed(pp.kernel_manager_class, pp.grading_relay)
                 if room is not None:

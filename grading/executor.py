@@ -44,7 +44,7 @@ from grading.kernel import ready_at_once
 from grading.limits import Limits, no_answer, sent_too_much
 from grading.private_api import display_outputs, hooked_client
 from grading.relay import Meter, Relay, relayed_client
-from grading.roles import cell_role, without_hidden_tests
+from grading.roles import cell_role, place, without_hidden_tests
 from grading.room import Room
 
 __all__ = ["executors", "load_config", "over", "watched"]
@@ -108,7 +108,9 @@ def watched(cls: type) -> type:
         grading_client: Any = None
         grading_thread: concurrent.futures.ThreadPoolExecutor | None = None
         grading_files: dict[str, bytes]
-        grading_setups: tuple[str, ...] = ()
+        grading_setups: list[tuple[float, str]]  # the instructor's set-up cells, by their place (placed_setups)
+        grading_order: dict[str, int]  # the place of each set-up cell and check in the instructor's notebook
+        grading_setups_run: int = 0  # how many of grading_setups the judge has run
         grading_judge_folder: Path
         grading_relay: Relay
         grading_output_meter: Meter
@@ -168,13 +170,18 @@ def watched(cls: type) -> type:
             self, cell: Any, cell_index: int, execution_count: int | None = None, store_history: bool = True
         ) -> Any:
             role = cell_role(cell)
-            self.grading_cell = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or f"cell {cell_index + 1}"
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            self.grading_cell = gid or f"cell {cell_index + 1}"
             if role in ("kernel", "setup") or not cell.source.strip():
                 try:
-                    return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+                    done = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
                 except DeadKernelError:
                     self.grading_kernel_died = True
                     raise
+                if role == "setup":  # the judge runs it too, here: the checks after it see what it sets
+                    await self.grading_set_up_to(place(gid, self.grading_order, check=False))
+                return done
+            await self.grading_set_up_to(place(gid, self.grading_order, check=True))
             # a check, decided by the judge; the kernel runs the check's visible part, as the student's own run did (a later cell may use
             # a name it defines); what it prints or raises is dropped: the judge's run decides the cell
             visible = nbformat.from_dict(
@@ -201,6 +208,20 @@ def watched(cls: type) -> type:
             return cell
 
         execute_cell = sync(async_execute_cell)
+
+        async def grading_set_up_to(self, where: float) -> None:
+            """Run in the judge every set-up cell of the instructor's that comes at or before ``where`` and has not
+            run yet, in the instructor's order: one the submission lacks still runs before the checks after it."""
+            todo = []
+            while self.grading_setups_run < len(self.grading_setups):
+                at, source = self.grading_setups[self.grading_setups_run]
+                if at > where:
+                    break
+                todo.append(source)
+                self.grading_setups_run += 1
+            if todo:
+                self.grading_check_timeout = False
+                await self.grading_in_judge(lambda judge: [judge.setup(source) for source in todo])
 
         def grading_on_timeout(self) -> None:
             """nbclient's time-out handler is about to interrupt the running cell: record it (the only evidence of a
@@ -237,8 +258,6 @@ def watched(cls: type) -> type:
 
             if self.grading_judge is None:
                 self.grading_judge = Judge.for_files(ask, self.grading_files, self.grading_judge_folder)
-                for source in self.grading_setups:
-                    self.grading_judge.setup(source)
             self.grading_judge.ask = ask
             return await loop.run_in_executor(self.grading_thread, work, self.grading_judge)
 

@@ -51,6 +51,7 @@ from grading.private_api import (
     hooked_converter,
     set_sanitizing,
 )
+from grading.roles import judged_order
 from grading.submission import Submission, SubmissionError, read_file, read_submission, remove_links
 from grading.tasks import Task, one_line
 
@@ -384,15 +385,28 @@ def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int |
     return Plan(submissions, skipped, shipped, config_files, cli_config(app, timeout))
 
 
-def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[str, ...]:
-    """The text of the instructor's locked set-up cells of a notebook (locked code cells that are neither a test
-    nor an answer), in order, as the gradebook holds them: what the judge runs before any check."""
+def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[tuple[str, str], ...]:
+    """The instructor's locked set-up cells of a notebook (locked code cells that are neither a test nor an answer),
+    each as its grade id and text, as the gradebook holds them: what the judge runs, each at its place."""
     with Gradebook(db_url) as gb:
         nb = gb.find_notebook(notebook, assignment)
         not_setup = {c.name for c in nb.grade_cells} | {c.name for c in nb.solution_cells}
         return tuple(
-            c.source for c in nb.source_cells if c.locked and c.cell_type == "code" and c.name not in not_setup
+            (c.name, c.source)
+            for c in nb.source_cells
+            if c.locked and c.cell_type == "code" and c.name not in not_setup
         )
+
+
+def instructor_order(grader: Grader, assignment: str, notebook: str) -> tuple[str, ...]:
+    """The grade ids of the set-up cells and checks of the instructor's source notebook, in its order (where the
+    judge runs each set-up cell among the checks); empty where the source notebook cannot be read, and then every
+    set-up cell runs before the first check."""
+    source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
+    try:
+        return judged_order(nbformat.read(source / f"{notebook}.ipynb", as_version=4))
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
 
 
 def guard(grader: Grader) -> None:
@@ -405,7 +419,8 @@ def tasks(
 ) -> Iterator[Planned | Refused | Skipped | LeftOut]:
     """Each notebook of the plan, sanitized and made into a task (its kernel forked from a warm parent when
     ``warm``), or refused with a one-line reason; and each file of a submission folder that was left out."""
-    setups: dict[tuple[str, str], tuple[str, ...]] = {}
+    setups: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+    orders: dict[tuple[str, str], tuple[str, ...]] = {}
     for assignment_id, student, todo in plan.submissions:
         grader.notebooks = todo
         unread: str | None = None
@@ -448,6 +463,7 @@ def tasks(
                 continue
             if (assignment_id, notebook) not in setups:
                 setups[assignment_id, notebook] = setup_cells(grader.coursedir.db_url, assignment_id, notebook)
+                orders[assignment_id, notebook] = instructor_order(grader, assignment_id, notebook)
             task = Task(
                 student,
                 assignment_id,
@@ -460,5 +476,6 @@ def tasks(
                 limits,
                 setups[assignment_id, notebook],
                 warm,
+                orders[assignment_id, notebook],
             )
             yield Planned(task, resources)

@@ -13,6 +13,7 @@ Example
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import nbformat
@@ -22,7 +23,14 @@ from traitlets.config import Config
 
 from grading.private_api import remove_hidden_tests
 
-__all__ = ["cell_role", "notebook_without_hidden_tests", "without_hidden_tests"]
+__all__ = [
+    "cell_role",
+    "judged_order",
+    "notebook_without_hidden_tests",
+    "place",
+    "placed_setups",
+    "without_hidden_tests",
+]
 
 
 def cell_role(cell: Any) -> str:
@@ -80,3 +88,46 @@ def notebook_without_hidden_tests(nb: Any, config: Config) -> str:
         if cell.cell_type == "code":
             remove_hidden_tests(clear, cell)
     return str(nbformat.writes(copy))
+
+
+def judged_order(nb: Any) -> tuple[str, ...]:
+    """The grade ids of a notebook's set-up cells and checks, in the notebook's order: where the judge runs each.
+
+    >>> setup = {"cell_type": "code", "source": "", "metadata": {"nbgrader": {"grade_id": "s", "locked": True}}}
+    >>> check = {"cell_type": "code", "source": "", "metadata": {"nbgrader": {"grade_id": "t", "grade": True}}}
+    >>> judged_order({"cells": [check, setup]})
+    ('t', 's')
+    """
+    return tuple(
+        cell["metadata"]["nbgrader"]["grade_id"] for cell in nb["cells"] if cell_role(cell) in ("setup", "check")
+    )
+
+
+def place(grade_id: str | None, order: dict[str, int], *, check: bool) -> float:
+    """Where a cell of the notebook being graded comes among the instructor's set-up cells and checks.
+
+    A cell the instructor's order does not hold comes after every set-up cell when it is a check (all of them run
+    before it: nothing it reads is then looked up in the student's kernel), and before every one otherwise.
+
+    >>> place("t", {"s": 0, "t": 1}, check=True), place("x", {}, check=True), place("x", {}, check=False)
+    (1, inf, -inf)
+    """
+    if grade_id is not None and grade_id in order:
+        return order[grade_id]
+    return math.inf if check else -math.inf
+
+
+def placed_setups(setups: tuple[Any, ...], order: dict[str, int]) -> list[tuple[float, str]]:
+    """The instructor's set-up cells, each ``(grade id, text)`` (or a text alone), with their places, in order.
+
+    A set-up cell whose place is unknown (a text alone, or an id the order lacks) is placed before every check and
+    set-up cell, so that it runs before the first of them, as it would if the order were unknown.
+
+    >>> placed_setups((("b", "B = 2"), ("a", "A = 1"), "C = 3"), {"a": 0, "t": 1, "b": 2})
+    [(-1, 'C = 3'), (0, 'A = 1'), (2, 'B = 2')]
+    """
+    placed = []
+    for setup in setups:
+        grade_id, source = (None, setup) if isinstance(setup, str) else setup
+        placed.append((order.get(grade_id, -1) if grade_id is not None else -1, source))
+    return sorted(placed, key=lambda item: item[0])

@@ -33,8 +33,10 @@ class Task:
     cli_config: dict[str, Any]
     bwrap: str | None = None  # the sandbox program; None runs the kernel unconfined (--unsafe)
     limits: Limits = field(default_factory=Limits)
-    setups: tuple[str, ...] = ()  # the instructor's locked set-up cells (from the gradebook), for the judge
+    # the instructor's locked set-up cells (from the gradebook), for the judge: (grade id, text), or a text alone
+    setups: tuple[str | tuple[str, str], ...] = ()
     warm: bool = True  # a sandboxed kernel is forked from a warm parent (grading.forked), not started from scratch
+    order: tuple[str, ...] = ()  # grade ids of the instructor's set-up cells and checks in order (roles.judged_order)
 
 
 @dataclass
