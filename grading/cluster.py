@@ -39,6 +39,8 @@ def _by_value() -> None:
         roles,
         room,
         sandbox,
+        snapshot,
+        submission,
         tasks,
         zygote,
     )
@@ -47,6 +49,8 @@ def _by_value() -> None:
         limits,
         private_api,
         tasks,
+        submission,
+        snapshot,
         zygote,
         sandbox,
         relay,

@@ -43,6 +43,7 @@ from grading.private_api import check_versions
 from grading.relay import DATA, Meter, Relay
 from grading.roles import cell_role, notebook_without_hidden_tests, placed_setups, without_hidden_tests
 from grading.room import Room
+from grading.snapshot import Snapshot
 from grading.tasks import Outcome, Task, one_line
 
 __all__ = [
@@ -59,11 +60,26 @@ __all__ = [
 ]
 
 
+PAGE = 4096  # what a file's data takes at least on the tmpfs of the kernel's working folder
+
+
+def _safe(rel: str) -> bool:
+    """Whether a submitted file's path names a file inside the kernel's folder (no notebook: it is written apart).
+
+    >>> _safe("data/chip.json"), _safe("../x"), _safe("/etc/passwd"), _safe("q1.ipynb")
+    (True, False, False, False)
+    """
+    parts = rel.split("/")
+    return bool(rel) and not rel.endswith(".ipynb") and all(part not in ("", ".", "..") for part in parts)
+
+
 def execute(task: Task) -> Outcome:
     """Execute one notebook in a fresh temporary directory; never raises.
 
-    The kernel's working directory holds only the notebook (without hidden tests) and the
-    shipped files, and it talks to this process over IPC sockets in a folder of its own, so
+    The kernel's working directory holds the notebook (without hidden tests), the submission's
+    other files and the shipped files over them, as ``nbgrader autograde`` lays them out; it is
+    writable within ``--file-size``, and each check sees a grader-side copy of it
+    (:mod:`grading.snapshot`). The kernel talks to this process over IPC sockets in a folder of its own, so
     kernels running side by side share neither ports nor files. With ``task.bwrap`` the
     kernel runs in the sandbox, bounded by ``task.limits``; a notebook that goes over a
     limit is not graded (``outcome.error`` says which limit). Safe to call from several
@@ -75,13 +91,16 @@ def execute(task: Task) -> Outcome:
         check_versions()
         with tempfile.TemporaryDirectory(prefix="grading-") as tmp, contextlib.ExitStack() as stack:
             root = Path(tmp)
-            room = stack.enter_context(Room(task.limits, root=root)) if task.bwrap else None
-            work = root / "work"
+            shipped = {rel: data for rel, data in task.files.items() if rel not in task.kept}
+            folder = {**{rel: data for rel, data in task.submitted.items() if _safe(rel)}, **shipped}
+            held = sum(-(-len(data) // PAGE) * PAGE + PAGE for data in folder.values()) + len(task.source) + PAGE
+            room = stack.enter_context(Room(task.limits, root=root, held=held)) if task.bwrap else None
+            work = room.work if room is not None else root / "work"
             ipc = room.ipc if room is not None else root / "ipc"
             (root / "tmp").mkdir()
             ipc.mkdir(exist_ok=True)
-            work.mkdir()
-            for rel, data in task.files.items():
+            work.mkdir(exist_ok=True)
+            for rel, data in folder.items():  # as nbgrader lays the folder out: the shipped files over the student's
                 target = work / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
@@ -122,6 +141,7 @@ def execute(task: Task) -> Outcome:
                 pp.grading_setups = placed_setups(task.setups, order)
                 pp.grading_order = order
                 pp.grading_judge_folder = root / "judge"
+                pp.grading_snapshot = Snapshot(work, root / f"snapshot{index}", shipped)
                 pp.kernel_manager_class = relayed(pp.kernel_manager_class, pp.grading_relay)
                 if room is not None:
                     pp.grading_sandboxed = True

@@ -46,6 +46,7 @@ from grading.private_api import display_outputs, hooked_client
 from grading.relay import Meter, Relay, relayed_client
 from grading.roles import cell_role, place, without_hidden_tests
 from grading.room import Room
+from grading.snapshot import Snapshot, own_working_folder
 
 __all__ = ["executors", "load_config", "over", "watched"]
 
@@ -108,6 +109,8 @@ def watched(cls: type) -> type:
         grading_client: Any = None
         grading_thread: concurrent.futures.ThreadPoolExecutor | None = None
         grading_files: dict[str, bytes]
+        grading_snapshot: Snapshot | None = None  # the kernel's working folder as checks see it (grading.snapshot)
+        grading_no_folder: str | None = None  # why the judge's thread has no working folder of its own
         grading_setups: list[tuple[float, str]]  # the instructor's set-up cells, by their place (placed_setups)
         grading_order: dict[str, int]  # the place of each set-up cell and check in the instructor's notebook
         grading_setups_run: int = 0  # how many of grading_setups the judge has run
@@ -189,7 +192,7 @@ def watched(cls: type) -> type:
             )
             await super().async_execute_cell(visible, cell_index, execution_count, False)
             self.grading_check_timeout = False
-            outputs = await self.grading_in_judge(lambda judge: judge.check(cell.source))
+            outputs = await self.grading_in_judge(lambda judge: self.grading_refreshed(judge).check(cell.source))
             self.code_cells_executed += 1
             if self.grading_check_timeout:
                 self.grading_timeouts.append(self.grading_cell)
@@ -221,7 +224,30 @@ def watched(cls: type) -> type:
                 self.grading_setups_run += 1
             if todo:
                 self.grading_check_timeout = False
-                await self.grading_in_judge(lambda judge: [judge.setup(source) for source in todo])
+
+                def set_up(judge: Judge) -> None:
+                    for source in todo:
+                        self.grading_refreshed(judge).setup(source)
+
+                await self.grading_in_judge(set_up)
+
+        def grading_refreshed(self, judge: Judge) -> Judge:
+            """On the judge's thread, before a check or set-up cell: the copy of the kernel's folder brought up to
+            date (the thread's working folder)."""
+            if self.grading_no_folder is not None:
+                raise RuntimeError(f"the judge has no working folder of its own ({self.grading_no_folder})")
+            if self.grading_snapshot is not None:
+                self.grading_snapshot.refresh()
+            return judge
+
+        def grading_own_folder(self) -> None:
+            """The judge's thread's first step: a working folder of its own, the snapshot (grading.snapshot)."""
+            if self.grading_snapshot is None:
+                return
+            try:
+                own_working_folder(self.grading_snapshot.folder)
+            except OSError as err:
+                self.grading_no_folder = str(err)
 
         def grading_on_timeout(self) -> None:
             """nbclient's time-out handler is about to interrupt the running cell: record it (the only evidence of a
@@ -243,7 +269,9 @@ def watched(cls: type) -> type:
             limit = self.timeout if self.timeout and self.timeout > 0 else 600
             deadline = time.monotonic() + limit
             if self.grading_thread is None:
-                self.grading_thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judge")
+                self.grading_thread = concurrent.futures.ThreadPoolExecutor(
+                    1, thread_name_prefix="judge", initializer=self.grading_own_folder
+                )
 
             def ask(request: dict[str, Any]) -> Any:
                 try:

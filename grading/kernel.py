@@ -34,6 +34,14 @@ from grading.tasks import Task
 __all__ = ["ready_at_once", "relayed", "sandboxed"]
 
 
+def _tree(folder: Path) -> list[Path]:
+    """A folder and everything in it, no link followed."""
+    found = [folder]
+    for here, dirs, files in os.walk(folder):
+        found += [Path(here, name) for name in [*dirs, *files]]
+    return found
+
+
 def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
     """A subclass of a kernel manager class that starts its kernel in the sandbox of :mod:`grading.sandbox`.
 
@@ -49,9 +57,9 @@ def sandboxed(base: type, task: Task, work: Path, room: Room) -> type:
     class Sandboxed(launching(base)):  # type: ignore[misc]
         async def grading_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
             uid = uid_for_task()
-            if uid:  # the kernel runs as its own user: it must be able to read its connection file
-                for path in [ipc, *ipc.iterdir()]:
-                    os.chown(path, uid, uid)
+            if uid:  # the kernel runs as its own user: it reads its connection file, and owns its working folder
+                for path in [ipc, *ipc.iterdir(), *_tree(work)]:
+                    os.chown(path, uid, uid, follow_symlinks=False)
             self.kernel_spec.interrupt_mode = "message"
             env = kw.get("env") or dict(os.environ)
             # what the kernel writes to its own stdout and stderr stays out of the grader's log

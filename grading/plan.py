@@ -443,6 +443,8 @@ def tasks(
                 yield Refused(student, Path(path).stem, f"not read: {unread}")
             continue
         notebooks = {Path(path).name for path in todo}
+        submitted = {rel: data for rel, data in submission.files.items() if not rel.endswith(".ipynb")}
+        kept = tuple(grader.exclude_overwriting.get(assignment_id, []))
         left_out = [(rel, why) for rel, why in submission.left_out.items() if rel not in notebooks]
         for rel, why in left_out[:LISTED]:
             yield LeftOut(student, rel, f"left out, neither read nor copied to autograded/: {why}")
@@ -477,5 +479,7 @@ def tasks(
                 setups[assignment_id, notebook],
                 warm,
                 orders[assignment_id, notebook],
+                submitted,
+                kept,
             )
             yield Planned(task, resources)

@@ -1,9 +1,11 @@
 """Run a notebook's kernel alone, unprivileged, offline and bounded, under bubblewrap (``bwrap``).
 
 What the kernel sees: a fresh root holding read-only ``/usr``, the Python install and
-environment it runs from, its own work folder (read-only: the notebook and the shipped
-files), a private ``/tmp`` of ``file_size`` bytes, and the one folder of IPC sockets it
-talks to the grader through. It has its own mount, PID, IPC, UTS and network namespaces
+environment it runs from, its own working folder (writable: the notebook, the other files of
+the submission and the assignment's shipped files, as ``nbgrader autograde`` lays them out),
+a private ``/tmp`` of ``file_size`` bytes, and the one folder of IPC sockets it talks to the
+grader through. What it writes in its working folder counts against ``file_size`` with its
+``/tmp`` (:mod:`grading.room`). It has its own mount, PID, IPC, UTS and network namespaces
 (no network at all) and a user of its own (below), no capabilities, cannot gain privileges,
 and dies with the worker that started it.
 
@@ -169,7 +171,7 @@ def sandbox_args(
 ) -> list[str]:
     """The ``bwrap`` command line, up to the command it runs, of a sandbox for a kernel run by ``interpreter``.
 
-    ``work`` is bound read-only and is the working directory; ``ipc`` (the connection
+    ``work`` is bound writable and is the working directory; ``ipc`` (the connection
     file and the kernel's sockets) is bound writable. The kernel's ``/tmp`` is a tmpfs of
     ``limits.file_size`` bytes of its own, or, with ``tmp``, that host folder bound
     writable (a :class:`grading.room.Room`'s, which holds it and ``ipc`` to one budget).
@@ -204,7 +206,7 @@ def sandbox_args(
     binds = [(p, "--ro-bind") for p in pythons]
     if os.path.isdir("/etc/fonts"):  # Matplotlib asks fontconfig for the fonts in /usr/share/fonts
         binds.append(("/etc/fonts", "--ro-bind"))
-    binds += [(str(work), "--ro-bind"), (str(ipc), "--bind")]
+    binds += [(str(work), "--bind"), (str(ipc), "--bind")]
     made: set[str] = {"/", "/tmp", "/usr"}
     for path, _ in binds:
         for parent in reversed(Path(path).parents):

@@ -37,6 +37,8 @@ class Task:
     setups: tuple[str | tuple[str, str], ...] = ()
     warm: bool = True  # a sandboxed kernel is forked from a warm parent (grading.forked), not started from scratch
     order: tuple[str, ...] = ()  # grade ids of the instructor's set-up cells and checks in order (roles.judged_order)
+    submitted: dict[str, bytes] = field(default_factory=dict)  # the submission's other files (no notebook)
+    kept: tuple[str, ...] = ()  # shipped files the submission's own copy stands for (Autograde.exclude_overwriting)
 
 
 @dataclass

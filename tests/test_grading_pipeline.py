@@ -5,12 +5,15 @@ Each case runs a small notebook in the sandbox (``grading.execute.execute``), as
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import nbformat
 import pytest
 from grading_support import ROOT
 
 from grading.execute import Task, execute
-from grading.sandbox import default_bwrap, probe
+from grading.sandbox import Limits, default_bwrap, probe
 
 pytestmark = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
 
@@ -73,3 +76,81 @@ def test_a_set_up_cell_the_submission_lacks_still_runs_before_the_checks_after_i
         _cell("assert LIMIT == 2, 'the second value'", "c2", role="check"),
     ]
     assert _failed(_run(cells, setups=SETUPS, order=ORDER)) == {}
+
+
+SECRET = "the grader's own file"
+
+
+def test_a_check_reads_the_files_the_answers_wrote_and_the_shipped_ones(tmp_path: Path) -> None:
+    """The kernel's folder is writable; a check opening a file (``open``, ``np.loadtxt``) sees the folder as the
+    kernel left it, the shipped files as the instructor shipped them."""
+    cells = [
+        _cell("with open('answers.txt', 'w') as fh:\n    fh.write('42')\nopen('data.csv', 'w').write('9,9\\n')"),
+        _cell(
+            "with open('answers.txt') as fh:\n    assert fh.read() == '42', 'written by the answer'", "c1", role="check"
+        ),
+        _cell(
+            "import numpy as np\nassert np.loadtxt('data.csv', delimiter=',').tolist() == [1.0, 2.0], 'shipped'",
+            "c2",
+            role="check",
+        ),
+    ]
+    outputs = _run(cells, files={"data.csv": b"1,2\n"})
+    assert _failed(outputs) == {}
+
+
+def test_a_check_never_reads_through_a_link_the_student_left(tmp_path: Path) -> None:
+    """A link in the kernel's folder to a file of the grader's is not followed: the check finds no such file."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET, encoding="utf-8")
+    secret.chmod(0o644)
+    tmp_path.chmod(0o755)
+    cells = [
+        _cell(f"import os\nos.symlink({str(secret)!r}, 'answers.txt')\nos.symlink('/etc', 'conf')"),
+        _cell(
+            "import os\nfor name in ('answers.txt', 'conf/hostname'):\n"
+            "    try:\n        with open(name) as fh:\n            print(name, fh.read())\n    except OSError as err:\n"
+            "        print(name, type(err).__name__)\n"
+            "try:\n    import student_module\nexcept ImportError:\n    print('no student module')\n"
+            "print('cwd', os.getcwd())",
+            "c1",
+            role="check",
+        ),
+    ]
+    here = os.getcwd()
+    printed = "".join(o.get("text", "") for o in _run(cells)["c1"])
+    assert SECRET not in printed and "answers.txt FileNotFoundError" in printed, printed
+    assert "conf/hostname FileNotFoundError" in printed, printed
+    assert "no student module" in printed and f"cwd {here}\n" not in printed, printed
+    assert os.getcwd() == here
+
+
+def test_a_module_the_student_wrote_is_never_imported_by_a_check() -> None:
+    cells = [
+        _cell("open('student_module.py', 'w').write('print(\"ran in the grader\")\\nVALUE = 1')"),
+        _cell(
+            "try:\n    import student_module\n    print('imported')\nexcept ImportError:\n    print('not imported')",
+            "c1",
+            role="check",
+        ),
+    ]
+    printed = "".join(o.get("text", "") for o in _run(cells)["c1"])
+    assert printed == "not imported\n", printed
+
+
+def test_what_the_kernel_writes_in_its_folder_counts_against_the_file_size_limit() -> None:
+    cells = [_cell("for n in range(4):\n    open(f'big{n}.bin', 'wb').write(bytes(600 << 10))")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    task = Task(
+        "ada",
+        "hw",
+        "nb",
+        nbformat.writes(nb),
+        {},
+        CONFIG,
+        {"Execute": {"timeout": 30}},
+        default_bwrap(),
+        Limits(file_size=1 << 20),
+    )
+    outcome = execute(task)
+    assert outcome.error is not None and "file size limit (1M, --file-size)" in outcome.error, outcome
