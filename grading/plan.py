@@ -367,13 +367,18 @@ def cli_config(app: AutogradeApp, timeout: int | None) -> dict[str, Any]:
     return config
 
 
-def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int | None) -> Plan:
-    """What to grade (nbgrader has found the submissions: ``grader.init_notebooks()``), in student order."""
+def shipped_files(grader: Grader, assignment: str) -> dict[str, bytes]:
+    """The assignment's files beside its notebooks in the source folder (those nbgrader copies over a submission)."""
     source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
-    shipped = {
+    return {
         str(p.relative_to(source)): p.read_bytes()
         for p in map(Path, utils.find_all_files(str(source), grader.coursedir.ignore + ["*.ipynb"]))
     }
+
+
+def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int | None) -> Plan:
+    """What to grade (nbgrader has found the submissions: ``grader.init_notebooks()``), in student order."""
+    shipped = shipped_files(grader, assignment)
     submissions, skipped = [], 0
     for folder in sorted(grader.assignments):
         assignment_id, student = grader.ids(folder)
