@@ -120,7 +120,10 @@ def execute(task: Task) -> Outcome:
                 "unique_key": task.notebook,
                 "nbgrader": {"student": task.student, "assignment": task.assignment, "notebook": task.notebook},
             }
-            for index, (_, cls) in enumerate(executors(config)):
+            found = executors(config)
+            if not found:  # nothing would run: every check would keep its empty outputs, and score in full
+                raise ValueError("no execute preprocessor in c.Autograde.autograde_preprocessors")
+            for index, (_, cls) in enumerate(found):
                 pp = watched(cls)(config=config)
                 pp.grading_limits = task.limits
                 pp.grading_timeouts = []

@@ -65,10 +65,16 @@ def load_config(config_files: tuple[tuple[str, str], ...], cli_config: dict[str,
 
 
 def executors(config: Config) -> list[tuple[int, type]]:
-    """The configured autograde preprocessors that run the notebook, with their positions in the list."""
+    """The configured autograde preprocessors that run the notebook, with their positions in the list.
+
+    nbgrader's entry point (:class:`grading.judged.JudgedExecute`, or any class marked ``grading_entry``) stands for
+    the executor it wraps, its ``execute_class``: the grading command runs that one, as the entry point does.
+    """
     found = []
     for index, item in enumerate(Autograde(config=config).autograde_preprocessors):
         cls = import_item(item) if isinstance(item, str) else item
+        if isinstance(cls, type) and getattr(cls, "grading_entry", False):
+            cls = cls(config=config).execute_class
         if isinstance(cls, type) and issubclass(cls, NotebookClient):
             found.append((index, cls))
     return found

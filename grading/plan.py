@@ -367,7 +367,7 @@ def cli_config(app: AutogradeApp, timeout: int | None) -> dict[str, Any]:
     return config
 
 
-def shipped_files(grader: Grader, assignment: str) -> dict[str, bytes]:
+def shipped_files(grader: Any, assignment: str) -> dict[str, bytes]:
     """The assignment's files beside its notebooks in the source folder (those nbgrader copies over a submission)."""
     source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
     return {
@@ -403,7 +403,7 @@ def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[tuple[str,
         )
 
 
-def instructor_order(grader: Grader, assignment: str, notebook: str) -> tuple[str, ...]:
+def instructor_order(grader: Any, assignment: str, notebook: str) -> tuple[str, ...]:
     """The grade ids of the set-up cells and checks of the instructor's source notebook, in its order (where the
     judge runs each set-up cell among the checks); empty where the source notebook cannot be read, and then every
     set-up cell runs before the first check."""
