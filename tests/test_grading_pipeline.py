@@ -154,3 +154,26 @@ def test_what_the_kernel_writes_in_its_folder_counts_against_the_file_size_limit
     )
     outcome = execute(task)
     assert outcome.error is not None and "file size limit (1M, --file-size)" in outcome.error, outcome
+
+
+def test_the_watchdog_counts_what_the_working_folder_grew_by_not_what_it_started_with(tmp_path: Path) -> None:
+    """Without a tmpfs of its own (the watchdog), the working folder's files count from the kernel's start: 3M of
+    shipped files are within a 1M budget; 2M more written are not."""
+    import subprocess
+    import sys
+
+    from grading.room import Room
+
+    limits = Limits(file_size=1 << 20)
+    (tmp_path / "room").mkdir()
+    with Room(limits, root=tmp_path / "room", mode="watchdog") as room:
+        (room.work / "shipped.bin").write_bytes(bytes(3 << 20))
+        quiet = subprocess.Popen(room.launcher([sys.executable, "-c", "print('ok')"]), stdout=subprocess.PIPE)
+        room.watch(quiet.pid)
+        quiet.communicate(timeout=60)
+        assert room.reason is None
+        code = f"open({str(room.work / 'written.bin')!r}, 'wb').write(bytes(2 << 20))"
+        writer = subprocess.Popen(room.launcher([sys.executable, "-c", code]))
+        room.watch(writer.pid)
+        writer.wait(timeout=60)
+        assert room.reason == "went over the file size limit (1M, --file-size)"
