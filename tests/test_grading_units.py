@@ -21,10 +21,12 @@ import grading.execute
 import grading.executor
 import grading.in_kernel
 import grading.judge
+import grading.judged
 import grading.kernel
 import grading.land
 import grading.limits
 import grading.plan
+import grading.preflight
 import grading.private_api
 import grading.problems
 import grading.progress
@@ -34,6 +36,7 @@ import grading.roles
 import grading.room
 import grading.sample
 import grading.sandbox
+import grading.snapshot
 import grading.submission
 import grading.tasks
 from grading.cli import main
@@ -53,6 +56,9 @@ from grading.sandbox import Limits, command, sizes
         grading.private_api,
         grading.roles,
         grading.tasks,
+        grading.snapshot,
+        grading.preflight,
+        grading.judged,
         grading.problems,
         grading.progress,
         grading.report,
