@@ -10,7 +10,7 @@ not show up in the feedback.
 from pathlib import Path
 
 from nbclient.exceptions import DeadKernelError
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor, Preprocessor
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import (
     AssignLatePenalties,
@@ -71,12 +71,36 @@ class ClearHiddenTestsAndTracebacks(ClearHiddenTests):
         return cell, resources
 
 
+class GradingMissing(Preprocessor):
+    """Stands for the grader's entry point where the grading package is not installed: it grades nothing."""
+
+    grading_entry = True
+    execute_class = ExecuteSurvivingKernelDeath
+
+    def __call__(self, nb, resources):  # never skipped (unexecuted, every check would score in full)
+        return self.preprocess(nb, resources)
+
+    def preprocess(self, nb, resources):
+        raise RuntimeError(
+            "nbgrader autograde runs every notebook in the course's sandbox and judge, from the grading package, "
+            "which is not installed here: run `make setup-test` (or pip install ./grading)"
+        )
+
+
+try:  # the course's sandbox and judge: every entry point of nbgrader autograde runs through them
+    from grading.judged import JudgedExecute
+except ImportError:
+    JudgedExecute = GradingMissing
+
 # Autograding: at most 60 s per cell; a cell that runs longer is interrupted,
-# scores 0, and the rest of the notebook still runs.
+# scores 0, and the rest of the notebook still runs. Each notebook runs in the
+# grader's sandbox, every check judged outside the student's kernel
+# (grading/judged.py); `python -m grading autograde` runs the same executor.
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
+c.JudgedExecute.execute_class = ExecuteSurvivingKernelDeath
 c.Autograde.autograde_preprocessors = [
-    ExecuteSurvivingKernelDeath,
+    JudgedExecute,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,

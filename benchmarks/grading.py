@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"python -m grading autograde:    {t_parallel:7.1f} s  {notebooks / t_parallel:5.2f} notebooks/s")
             return 0
-        t_serial = _run(serial, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create")
+        # nbgrader's own execution (the course's configuration runs the grader's sandbox and judge by default)
+        t_serial = _run(serial, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create", "--JudgedExecute.stock=True")
         t_parallel = _run(parallel, "-m", "grading", "autograde", ASSIGNMENT, "--workers", str(args.workers), *cold)
         a, b = scores(serial), scores(parallel)
     same = a == b and len(a) > 0

@@ -33,20 +33,34 @@ from distributed import as_completed
 from nbconvert.writers.files import FilesWriter
 from nbgrader.api import Gradebook
 from nbgrader.converters import NbGraderException
-from nbgrader.nbgraderformat import common as nbgrader_format
 
 from grading.cluster import connect, submit
-from grading.execute import one_line, run_task
+from grading.execute import run_task
 from grading.land import Landing, Summary
 from grading.plan import CheckedSchema, Grader, LeftOut, Planned, Refused, guard, load_app, make_plan, tasks
+from grading.preflight import Finding, preflight
+from grading.private_api import use_schema_validator
 from grading.progress import Progress
 from grading.sandbox import Limits, default_bwrap, probe
+from grading.tasks import one_line
 
-__all__ = ["GradingError", "Summary", "autograde"]
+__all__ = ["AssignmentFails", "GradingError", "Summary", "autograde", "check"]
 
 
 class GradingError(Exception):
     """A problem with the whole run (no such assignment, no submissions, no cluster), not with one notebook."""
+
+
+class AssignmentFails(GradingError):
+    """The assignment fails its preflight (:mod:`grading.preflight`): its findings, one per failing check."""
+
+    def __init__(self, assignment: str, findings: list[Finding]) -> None:
+        self.findings = findings
+        lines = "".join(f"\n  {finding.line()}" for finding in findings)
+        super().__init__(
+            f"the assignment {assignment} fails its own check (python -m grading check {assignment}; "
+            f"--no-check grades anyway): {len(findings)} problems{lines}"
+        )
 
 
 @contextlib.contextmanager
@@ -77,7 +91,7 @@ def _sandbox(unsafe: bool, bwrap: str | None, limits: Limits, stream: TextIO | N
 
 def _grader(assignment: str, nbgrader_args: list[str], force: bool) -> tuple[Grader, Any]:
     """nbgrader's application and converter for the assignment, with every instructor setting loaded."""
-    nbgrader_format.jsonschema = CheckedSchema()
+    use_schema_validator(CheckedSchema())
     app = load_app(assignment, nbgrader_args)
     app.log.setLevel(logging.WARNING)
     grader = Grader(coursedir=app.coursedir, parent=app)
@@ -88,19 +102,60 @@ def _grader(assignment: str, nbgrader_args: list[str], force: bool) -> tuple[Gra
 
 def _find_submissions(grader: Grader, assignment: str) -> None:
     """nbgrader's search for the submissions (run in the course root); :class:`GradingError` if there are none."""
+    _known(grader, assignment)
+    try:
+        grader.init_notebooks()
+    except NbGraderException as err:
+        raise GradingError(f"no submissions to grade ({err})") from err
+    _exporter(grader)
+
+
+def _exporter(grader: Grader) -> None:
+    grader.writer = FilesWriter(parent=grader, config=grader.config)
+    grader.exporter = grader.exporter_class(parent=grader, config=grader.config)
+    # validate each notebook once after all preprocessors rather than after each one: same checks, less time
+    grader.exporter.optimistic_validation = True
+
+
+def _known(grader: Grader, assignment: str) -> None:
     with Gradebook(grader.coursedir.db_url, grader.coursedir.course_id) as gb:
         if assignment not in {a.name for a in gb.assignments}:
             raise GradingError(
                 f"the gradebook has no assignment '{assignment}': run `nbgrader generate_assignment {assignment}` first"
             )
-    try:
-        grader.init_notebooks()
-    except NbGraderException as err:
-        raise GradingError(f"no submissions to grade ({err})") from err
-    grader.writer = FilesWriter(parent=grader, config=grader.config)
-    grader.exporter = grader.exporter_class(parent=grader, config=grader.config)
-    # validate each notebook once after all preprocessors rather than after each one: same checks, less time
-    grader.exporter.optimistic_validation = True
+
+
+def check(
+    assignment: str,
+    *,
+    workers: int,
+    scheduler: str | None = None,
+    timeout: int | None = None,
+    nbgrader_args: list[str] | None = None,
+    stream: TextIO | None = None,
+    limits: Limits | None = None,
+    bwrap: str | None = None,
+    unsafe: bool = False,
+    warm: bool = True,
+) -> list[Finding]:
+    """The preflight of an assignment (:mod:`grading.preflight`): its findings, none when it passes."""
+    limits = limits or Limits()
+    bwrap = _sandbox(unsafe, bwrap, limits, stream)
+    grader, app = _grader(assignment, list(nbgrader_args or []), force=False)
+    with _cwd(grader.coursedir.root):
+        _known(grader, assignment)
+        _exporter(grader)
+        with contextlib.ExitStack() as stack:
+
+            def cluster() -> Any:  # started only when the preflight has to run
+                try:
+                    return stack.enter_context(connect(scheduler, workers))
+                except OSError as err:
+                    raise GradingError(f"cannot reach the Dask scheduler at {scheduler} ({one_line(err)})") from err
+
+            return preflight(
+                cluster, grader, app, assignment, bwrap=bwrap, limits=limits, warm=warm, timeout=timeout, stream=stream
+            )
 
 
 def autograde(
@@ -116,19 +171,32 @@ def autograde(
     bwrap: str | None = None,
     unsafe: bool = False,
     warm: bool = True,
+    preflight_first: bool = True,
 ) -> Summary:
     """Grade every submission of an assignment; see the module docstring.
 
     Kernels run in the sandbox started by ``bwrap`` (default: :func:`default_bwrap`; checked
     once, before anything is graded: :class:`GradingError` when it cannot work here), bounded
     by ``limits``; ``unsafe=True`` runs them unconfined, after a warning. With ``warm`` (the default) each
-    sandboxed kernel is forked into its sandbox from a warm parent (:mod:`grading.forked`).
+    sandboxed kernel is forked into its sandbox from a warm parent (:mod:`grading.forked`). With
+    ``preflight_first`` (the default) the assignment's preflight runs first (:mod:`grading.preflight`), on the same
+    cluster, and a failing one stops the run before anything is graded (:class:`AssignmentFails`).
     """
     limits = limits or Limits()
     bwrap = _sandbox(unsafe, bwrap, limits, stream)
     grader, app = _grader(assignment, list(nbgrader_args or []), force)
     with _cwd(grader.coursedir.root), contextlib.ExitStack() as stack:
         _find_submissions(grader, assignment)
+        try:
+            client = stack.enter_context(connect(scheduler, workers))
+        except OSError as err:
+            raise GradingError(f"cannot reach the Dask scheduler at {scheduler} ({one_line(err)})") from err
+        if preflight_first:  # before anything of the class is touched (--force removes autograded notebooks)
+            findings = preflight(
+                client, grader, app, assignment, bwrap=bwrap, limits=limits, warm=warm, timeout=timeout, stream=stream
+            )
+            if findings:
+                raise AssignmentFails(assignment, findings)
         plan = make_plan(grader, app, assignment, timeout)
         shown_timeout = timeout if timeout is not None else app.config.get("Execute", {}).get("timeout", 30)
         progress = Progress(plan.count, stream)
@@ -136,10 +204,6 @@ def autograde(
         landing.summary.skipped = plan.skipped
         if plan.skipped:
             progress.message(f"{plan.skipped} notebooks already graded are kept (--force grades them again)")
-        try:
-            client = stack.enter_context(connect(scheduler, workers))
-        except OSError as err:
-            raise GradingError(f"cannot reach the Dask scheduler at {scheduler} ({one_line(err)})") from err
         running = as_completed(with_results=False)
         pending: dict[Any, dict[str, Any]] = {}
 

@@ -27,15 +27,42 @@ def _by_value() -> None:
     """Make the task code travel with each task (pickled by value)."""
     import cloudpickle
 
-    from grading import execute, forked, judge, relay, room, sandbox, zygote
+    from grading import (
+        execute,
+        executor,
+        forked,
+        judge,
+        kernel,
+        limits,
+        private_api,
+        relay,
+        roles,
+        room,
+        sandbox,
+        snapshot,
+        submission,
+        tasks,
+        zygote,
+    )
 
-    cloudpickle.register_pickle_by_value(sandbox)
-    cloudpickle.register_pickle_by_value(relay)
-    cloudpickle.register_pickle_by_value(zygote)
-    cloudpickle.register_pickle_by_value(forked)
-    cloudpickle.register_pickle_by_value(room)
-    cloudpickle.register_pickle_by_value(judge)
-    cloudpickle.register_pickle_by_value(execute)
+    for module in (
+        limits,
+        private_api,
+        tasks,
+        submission,
+        snapshot,
+        zygote,
+        sandbox,
+        relay,
+        forked,
+        room,
+        judge,
+        roles,
+        kernel,
+        executor,
+        execute,
+    ):
+        cloudpickle.register_pickle_by_value(module)
 
 
 def default_workers() -> int:

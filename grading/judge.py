@@ -88,7 +88,7 @@ import re
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -823,6 +823,46 @@ def _instance(cls: type[BaseException], message: str) -> BaseException:
         return StudentError(f"{cls.__name__}: {message}")
 
 
+def idioms_not_judged(tree: ast.Module, student: frozenset[str], students: set[str]) -> list[tuple[str, str]]:
+    """``(idiom, fix)`` for each idiom of a check (``tree``) the judge cannot run as the kernel would; ``student`` are
+    the student's names, ``students`` those of them the check reads."""
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global) and set(node.names) & student:
+            found.append(
+                (
+                    "binds a student's name with `global` inside a function: that binding stays in the grader",
+                    "bind or delete the student's name at the check's top level",
+                )
+            )
+        func = node.func if isinstance(node, ast.Call) else None
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in ("gca", "gcf") and isinstance(func, ast.Attribute):
+            found.append(
+                (
+                    (
+                        f"calls {called}(): the current figure is the grader's, empty; the student's figures live in the "
+                        "kernel"
+                    ),
+                    "read the student's figure or Axes by the name the answer binds (ax, fig)",
+                )
+            )
+        if students and called in ("seed", "set_state", "setstate"):
+            found.append(
+                (
+                    (
+                        f"calls {called}() to seed a random generator: the student's code draws from the kernel's "
+                        "generators, which the check does not seed (scored as the judge runs it)"
+                    ),
+                    (
+                        "seed in the answer cell's instructions, or pass a seed or the drawn values to the student's "
+                        "function as arguments"
+                    ),
+                )
+            )
+    return found
+
+
 class Judge:
     """The trusted namespace of one notebook's checks, and the way to run set-up cells and checks in it.
 
@@ -1180,27 +1220,20 @@ class Judge:
             self._lookup(sorted(students | others))
 
     def _findings(self, tree: ast.Module, students: set[str]) -> None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Global) and set(node.names) & self._student:  # type: ignore[operator]
-                self._finding(
-                    "binds a student's name with `global` inside a function: that binding stays in the grader",
-                    "bind or delete the student's name at the check's top level",
-                )
-            func = node.func if isinstance(node, ast.Call) else None
-            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if called in ("gca", "gcf") and isinstance(func, ast.Attribute):
-                self._finding(
-                    f"calls {called}(): the current figure is the grader's, empty; the student's figures live in the "
-                    "kernel",
-                    "read the student's figure or Axes by the name the answer binds (ax, fig)",
-                )
-            if students and called in ("seed", "set_state", "setstate"):
-                self._finding(
-                    f"calls {called}() to seed a random generator: the student's code draws from the kernel's "
-                    "generators, which the check does not seed (scored as the judge runs it)",
-                    "seed in the answer cell's instructions, or pass a seed or the drawn values to the student's "
-                    "function as arguments",
-                )
+        for idiom, fix in idioms_not_judged(tree, frozenset(self._student or ()), students):
+            self._finding(idiom, fix)
+
+    @staticmethod
+    def cannot_judge(source: str, student: Collection[str]) -> list[tuple[str, str]]:
+        """The idioms of a check's text that the judge cannot run as the kernel would, each with its fix, given the
+        student's names (what the answers bind); what the preflight lists before a class is graded.
+
+        >>> Judge.cannot_judge("import matplotlib.pyplot as plt\\nassert plt.gca().get_title()", {"f"})[0][0][:14]
+        'calls gca(): t'
+        """
+        tree = ast.parse(source)
+        names = frozenset(student)
+        return idioms_not_judged(tree, names, _read(tree) & names)
 
     def _finding(self, idiom: str, fix: str) -> None:
         finding = {"grade_id": self._grade_id or "?", "idiom": idiom, "fix": fix}

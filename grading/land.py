@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from grading import problems as problem_list
-from grading.execute import Outcome, one_line
 from grading.plan import Grader, Plan
 from grading.problems import Problem
 from grading.progress import Progress
+from grading.tasks import Outcome, one_line
 
 
 @dataclass

@@ -42,10 +42,19 @@ from nbgrader.converters.base import BaseConverter
 from nbgrader.preprocessors import SaveAutoGrades
 from traitlets import Any as AnyTrait
 
-from grading.execute import Task, executors, one_line
+from grading.executor import executors
 from grading.judge import student_names
-from grading.sandbox import Limits
+from grading.limits import Limits
+from grading.private_api import (
+    clear_preprocessors,
+    format_dest,
+    format_source,
+    hooked_converter,
+    set_sanitizing,
+)
+from grading.roles import judged_order
 from grading.submission import Submission, SubmissionError, read_file, read_submission, remove_links
+from grading.tasks import Task, one_line
 
 # values of a submitted notebook's JSON, lists and objects included (each costs a parser some 80 to 100 bytes, in the
 # main process and in a worker alike); the course's reference notebooks hold under 2000
@@ -130,7 +139,7 @@ class _ReadSafely(BaseConverter):
     submission: Submission | None = None
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
-        dest = Path(self._format_dest(assignment_id, student_id))
+        dest = Path(format_dest(self, assignment_id, student_id))
         remove_links(dest)  # what an earlier version may have copied there
         if self.submission is None:
             raise RuntimeError("the submission was not read before its set-up (Grader.submission)")
@@ -143,7 +152,7 @@ class _ReadSafely(BaseConverter):
             target.write_bytes(data)
 
 
-class Grader(Autograde, _ReadSafely):
+class Grader(hooked_converter(Autograde), _ReadSafely):  # type: ignore[misc]
     """nbgrader's Autograde converter, driven one notebook at a time instead of one student at a time.
 
     ``Autograde.init_assignment`` calls its base class's, which in this class's order of bases is
@@ -153,11 +162,11 @@ class Grader(Autograde, _ReadSafely):
     executed = AnyTrait(None, allow_none=True)
     executor_positions: set[int] | None = None
 
-    def _init_preprocessors(self) -> None:
-        if self._sanitizing or self.executed is None:
-            super()._init_preprocessors()
+    def grading_init_preprocessors(self, sanitizing: bool) -> None:
+        if sanitizing or self.executed is None:
+            super().grading_init_preprocessors(sanitizing)
             return
-        self.exporter._preprocessors = []
+        clear_preprocessors(self.exporter)
         if self.executor_positions is None:
             self.executor_positions = {index for index, _ in executors(self.config)}
         positions = self.executor_positions
@@ -209,14 +218,14 @@ class Grader(Autograde, _ReadSafely):
 
     def ids(self, folder: str) -> tuple[str, str]:
         """Assignment and student ids of a submission folder."""
-        regexp = self._format_source("(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
+        regexp = format_source(self, "(?P<assignment_id>.*)", "(?P<student_id>.*)", escape=True)
         match = re.match(regexp, folder)
         if match is None:
             raise ValueError(f"cannot tell the student of {folder}")
         return match["assignment_id"], match["student_id"]
 
     def outputs(self, assignment: str, student: str, notebooks: list[str]) -> dict[str, Path]:
-        dest = Path(self._format_dest(assignment, student))
+        dest = Path(format_dest(self, assignment, student))
         return {nb: dest / (Path(nb).stem + self.exporter.file_extension) for nb in notebooks}
 
     def todo(self, assignment: str, student: str, notebooks: list[str]) -> list[str]:
@@ -226,8 +235,8 @@ class Grader(Autograde, _ReadSafely):
             return []
         outputs = self.outputs(assignment, student, notebooks)
         try:
-            new = self.coursedir.get_existing_timestamp(self._format_source(assignment, student))
-            old = self.coursedir.get_existing_timestamp(self._format_dest(assignment, student))
+            new = self.coursedir.get_existing_timestamp(format_source(self, assignment, student))
+            old = self.coursedir.get_existing_timestamp(format_dest(self, assignment, student))
         except ValueError:  # an invalid timestamp: listed when its set-up fails
             return notebooks
         if self.force or (new is not None and old is not None and new > old):
@@ -239,8 +248,8 @@ class Grader(Autograde, _ReadSafely):
     def sanitize(self, path: str, data: bytes, mtime: float) -> tuple[str, dict[str, Any]]:
         """Run the sanitizing preprocessors on a submitted notebook, read as ``data`` (modified at ``mtime``), as
         nbconvert's ``from_filename`` would on ``path``; return it as text, not written anywhere."""
-        self._sanitizing = True
-        self._init_preprocessors()
+        set_sanitizing(self, True)
+        self.grading_set_up_preprocessors()
         resources = self.init_single_notebook_resources(path)
         values = json_values(data)
         if values > MAX_VALUES:  # json would build them all before nbformat could say a word
@@ -265,11 +274,11 @@ class Grader(Autograde, _ReadSafely):
     def finish(self, sanitized_resources: dict[str, Any], executed: str) -> None:
         """Run the configured autograde preprocessors after execution (grades saved here) and write the result."""
         info = sanitized_resources["nbgrader"]
-        dest = Path(self._format_dest(info["assignment"], info["student"]))
-        self._sanitizing = False
+        dest = Path(format_dest(self, info["assignment"], info["student"]))
+        set_sanitizing(self, False)
         self.executed = nbformat.reads(executed, as_version=4)
         try:
-            self._init_preprocessors()
+            self.grading_set_up_preprocessors()
             resources = self.init_single_notebook_resources(str(dest / f"{info['notebook']}.ipynb"))
             resources["metadata"] = {
                 "name": info["notebook"],
@@ -281,7 +290,7 @@ class Grader(Autograde, _ReadSafely):
             self.write_single_notebook(output, resources)
         finally:
             self.executed = None
-            self._sanitizing = True
+            set_sanitizing(self, True)
 
     def score_zero(self, assignment: str, student: str, notebook: str) -> None:
         """Give a notebook that could not be graded 0 points, as nbgrader does for a missing notebook."""
@@ -359,13 +368,18 @@ def cli_config(app: AutogradeApp, timeout: int | None) -> dict[str, Any]:
     return config
 
 
-def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int | None) -> Plan:
-    """What to grade (nbgrader has found the submissions: ``grader.init_notebooks()``), in student order."""
+def shipped_files(grader: Any, assignment: str) -> dict[str, bytes]:
+    """The assignment's files beside its notebooks in the source folder (those nbgrader copies over a submission)."""
     source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
-    shipped = {
+    return {
         str(p.relative_to(source)): p.read_bytes()
         for p in map(Path, utils.find_all_files(str(source), grader.coursedir.ignore + ["*.ipynb"]))
     }
+
+
+def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int | None) -> Plan:
+    """What to grade (nbgrader has found the submissions: ``grader.init_notebooks()``), in student order."""
+    shipped = shipped_files(grader, assignment)
     submissions, skipped = [], 0
     for folder in sorted(grader.assignments):
         assignment_id, student = grader.ids(folder)
@@ -377,15 +391,28 @@ def make_plan(grader: Grader, app: AutogradeApp, assignment: str, timeout: int |
     return Plan(submissions, skipped, shipped, config_files, cli_config(app, timeout))
 
 
-def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[str, ...]:
-    """The text of the instructor's locked set-up cells of a notebook (locked code cells that are neither a test
-    nor an answer), in order, as the gradebook holds them: what the judge runs before any check."""
+def setup_cells(db_url: str, assignment: str, notebook: str) -> tuple[tuple[str, str], ...]:
+    """The instructor's locked set-up cells of a notebook (locked code cells that are neither a test nor an answer),
+    each as its grade id and text, as the gradebook holds them: what the judge runs, each at its place."""
     with Gradebook(db_url) as gb:
         nb = gb.find_notebook(notebook, assignment)
         not_setup = {c.name for c in nb.grade_cells} | {c.name for c in nb.solution_cells}
         return tuple(
-            c.source for c in nb.source_cells if c.locked and c.cell_type == "code" and c.name not in not_setup
+            (c.name, c.source)
+            for c in nb.source_cells
+            if c.locked and c.cell_type == "code" and c.name not in not_setup
         )
+
+
+def instructor_order(grader: Any, assignment: str, notebook: str) -> tuple[str, ...]:
+    """The grade ids of the set-up cells and checks of the instructor's source notebook, in its order (where the
+    judge runs each set-up cell among the checks); empty where the source notebook cannot be read, and then every
+    set-up cell runs before the first check."""
+    source = Path(grader.coursedir.format_path(grader.coursedir.source_directory, ".", assignment))
+    try:
+        return judged_order(nbformat.read(source / f"{notebook}.ipynb", as_version=4))
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
 
 
 def answer_names(grader: Grader, assignment: str, notebook: str) -> frozenset[str] | None:
@@ -420,7 +447,8 @@ def tasks(
 ) -> Iterator[Planned | Refused | Skipped | LeftOut]:
     """Each notebook of the plan, sanitized and made into a task (its kernel forked from a warm parent when
     ``warm``), or refused with a one-line reason; and each file of a submission folder that was left out."""
-    setups: dict[tuple[str, str], tuple[str, ...]] = {}
+    setups: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+    orders: dict[tuple[str, str], tuple[str, ...]] = {}
     names: dict[tuple[str, str], frozenset[str] | None] = {}
     for assignment_id, student, todo in plan.submissions:
         grader.notebooks = todo
@@ -444,6 +472,8 @@ def tasks(
                 yield Refused(student, Path(path).stem, f"not read: {unread}")
             continue
         notebooks = {Path(path).name for path in todo}
+        submitted = {rel: data for rel, data in submission.files.items() if not rel.endswith(".ipynb")}
+        kept = tuple(grader.exclude_overwriting.get(assignment_id, []))
         left_out = [(rel, why) for rel, why in submission.left_out.items() if rel not in notebooks]
         for rel, why in left_out[:LISTED]:
             yield LeftOut(student, rel, f"left out, neither read nor copied to autograded/: {why}")
@@ -464,6 +494,7 @@ def tasks(
                 continue
             if (assignment_id, notebook) not in setups:
                 setups[assignment_id, notebook] = setup_cells(grader.coursedir.db_url, assignment_id, notebook)
+                orders[assignment_id, notebook] = instructor_order(grader, assignment_id, notebook)
                 names[assignment_id, notebook] = answer_names(grader, assignment_id, notebook)
             task = Task(
                 student,
@@ -477,6 +508,9 @@ def tasks(
                 limits,
                 setups[assignment_id, notebook],
                 warm,
+                orders[assignment_id, notebook],
+                submitted,
+                kept,
                 names[assignment_id, notebook],
             )
             yield Planned(task, resources)

@@ -46,6 +46,8 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from grading.private_api import with_urls
+
 __all__ = ["BUFFER", "DATA", "OUTPUT", "PART", "Meter", "Relay", "Scanner", "relayed_client"]
 
 OUTPUT = {b"[": 256, b"{": 256}  # a parsed JSON list or object, and the notebook node nbclient makes of it
@@ -381,15 +383,7 @@ def relayed_client(base: type, prefix: str) -> type:
     """A subclass of a kernel client (or manager) class whose sockets connect to a :class:`Relay`'s ``prefix``."""
     if getattr(base, "grading_prefix", None) == prefix:
         return base
-
-    class Relayed(base):
-        grading_prefix = prefix
-
-        def _make_url(self, channel: str) -> str:
-            return f"ipc://{prefix}-{getattr(self, f'{channel}_port')}"
-
-    Relayed.__name__ = base.__name__
-    return Relayed
+    return with_urls(base, prefix)
 
 
 def _odd_tail(data: bytes) -> bool:

@@ -33,9 +33,9 @@ from nbgrader.apps.baseapp import NbGrader
 from tabulate import tabulate
 
 from grading import problems as problem_list
-from grading.execute import cell_role
 from grading.judge import own_message
 from grading.problems import Problem
+from grading.roles import cell_role
 
 ID = re.compile(r"^\[([A-Za-z0-9_.-]+)\]")
 BANDS = ("full marks", "partial", "zero", "not graded")

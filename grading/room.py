@@ -4,7 +4,8 @@ The sandbox (:mod:`grading.sandbox`) sets limits on each process (a clean ``Memo
 for one big allocation, a failed ``fork``...). A :class:`Room` adds the limits of the whole
 notebook: memory, processes and threads, and CPU time summed over every process of its
 sandbox, and one budget of ``limits.file_size`` bytes for everything it can write anywhere
-(its ``/tmp`` and the folder of its sockets together). A room over a limit is killed, all
+(its ``/tmp``, its working folder beyond the files it starts with, and the folder of its sockets
+together). A room over a limit is killed, all
 of it, and says which limit in one line (:attr:`Room.reason`).
 
 Three modes, chosen by :func:`best_mode` in the order of :data:`MODES` (or forced with ``mode=``);
@@ -27,7 +28,8 @@ Three modes, chosen by :func:`best_mode` in the order of :data:`MODES` (or force
     Controllers are enabled in its ``cgroup.subtree_control``; a cgroup with processes of its own
     cannot do that (cgroup v2's "no internal process" rule), so they move to a leaf
     ``<subtree>/roofline-grader`` first. ``/tmp`` and the socket folder are a tmpfs of
-    ``limits.file_size`` as in the ``"cgroup"`` mode where this process can mount one (root);
+    ``limits.file_size`` (with the working folder) as in the ``"cgroup"`` mode where this process can mount
+    one (root);
     otherwise the sandbox makes ``/tmp`` a tmpfs of that size itself and the room watches its use
     and the socket folder's bytes as the watchdog does.
 ``"cgroup"`` (the grader is root and cgroup v1's memory, pids and cpuacct controllers are mounted
@@ -37,15 +39,15 @@ Three modes, chosen by :func:`best_mode` in the order of :data:`MODES` (or force
     ``limits.memory`` and ``pids.max`` to ``limits.procs``; an OOM kill in the cgroup or a
     refused ``fork`` is noticed and kills the room; CPU time is ``cpuacct.usage``, polled.
     What the notebook keeps in ``/tmp`` counts against its memory too.
-    ``/tmp`` and the socket folder are two folders of one tmpfs of ``limits.file_size``
-    bytes mounted for this notebook alone, so no write can go past the budget; a full
-    tmpfs kills the room. The cgroups and the mount are removed on leaving the room.
+    ``/tmp``, the working folder and the socket folder are three folders of one tmpfs of
+    ``limits.file_size`` bytes (and room for the files the working folder starts with, ``held``)
+    mounted for this notebook alone, so no write can go past the budget; a full tmpfs kills the room. The cgroups and the mount are removed on leaving the room.
 ``"watchdog"`` (anywhere else): a thread polls ``/proc`` every ``poll`` seconds for every
     process descended from the watched ones and kills the room when their memory
     (``RssAnon + RssShmem``), their processes and threads, or their CPU time (live and
-    reaped children's) go over a limit, or when the socket folder's bytes plus the use of
-    the sandbox's own ``/tmp`` tmpfs (``--size``) go over the write budget (each file
-    counting at least :data:`INODE_BYTES`). A notebook can go past a limit by what it does
+    reaped children's) go over a limit, or when the socket folder's bytes, what the working folder
+    grew by since the kernel started, and the use of the sandbox's own ``/tmp`` tmpfs (``--size``)
+    go over the write budget (each file counting at least :data:`INODE_BYTES`). A notebook can go past a limit by what it does
     in one poll, no more; memory it holds in files (``/dev/shm``, memfds) and does not map
     escapes the count.
 
@@ -55,8 +57,8 @@ its cgroups, its tmpfs and its socket folder, after an error too (in cgroup v2 t
 grader moved to, and the controllers it enabled, stay for the next room).
 
 How :mod:`grading.execute` uses it: one room per sandboxed notebook (not for ``--unsafe``),
-around all of its kernels; the room makes the socket folder (``room.ipc``), so execute no
-longer makes ``ipc/`` itself::
+around all of its kernels; the room makes the socket folder (``room.ipc``) and the kernel's working
+folder (``room.work``, which execute fills before the kernel starts)::
 
     with tempfile.TemporaryDirectory(prefix="grading-") as tmp, Room(task.limits, root=Path(tmp)) as room:
         ipc = room.ipc                                   # the socket folder: kernel.json and the sockets
@@ -112,7 +114,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from grading.sandbox import Limits, describe
+from grading.limits import Limits, describe, went_over
 
 __all__ = ["MODES", "Room", "best_mode", "describe_mode", "limit_reason"]
 
@@ -126,7 +128,6 @@ SYSTEMD = Path("/run/systemd/system")  # a folder where systemd manages the mach
 INODES = 16384  # files, folders and sockets a notebook may make in its tmpfs (cgroup mode)
 INODE_BYTES = 4096  # what each file or folder in the socket folder counts against the budget (watchdog mode)
 
-_NAMES = {"memory": "memory", "cpu": "CPU time", "procs": "processes", "file_size": "file size"}
 _serial = itertools.count()
 
 
@@ -147,14 +148,12 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def limit_reason(name: str, limits: Limits) -> str:
-    """The one-line reason for going over a limit.
+    """The one-line reason for going over a limit (:func:`grading.limits.went_over`).
 
     >>> limit_reason("memory", Limits())
     'went over the memory limit (2G, --memory)'
-    >>> limit_reason("file_size", Limits(file_size=16 << 20))
-    'went over the file size limit (16M, --file-size)'
     """
-    return f"went over the {_NAMES[name]} limit ({describe(limits)[name]}, --{name.replace('_', '-')})"
+    return went_over(name, limits)
 
 
 def _own_cgroup(controller: str) -> Path:
@@ -512,7 +511,9 @@ class Room:
     (b'42\\n', None)
     """
 
-    def __init__(self, limits: Limits, *, root: Path, mode: str | None = None, poll: float = 0.1) -> None:
+    def __init__(
+        self, limits: Limits, *, root: Path, mode: str | None = None, poll: float = 0.1, held: int = 0
+    ) -> None:
         if mode not in (None, *MODES):
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.limits = limits
@@ -521,6 +522,9 @@ class Room:
         self.mode = mode or best_mode()
         self.subtree: Path | None = None  # cgroup v2: the delegated cgroup the room's cgroup is under
         self.ipc: Path = self.root / "ipc"
+        self.work: Path = self.root / "work"  # the kernel's working folder, writable: it starts with ``held`` bytes
+        self.held = held
+        self._work_base: int | None = None  # the working folder's bytes when the kernel started (no tmpfs of its own)
         self.tmp: Path | None = None
         self._lock = threading.RLock()
         self._reason: str | None = None
@@ -548,9 +552,11 @@ class Room:
                 if mode == "cgroup":
                     raise
                 self.mode, self.ipc, self.tmp = "watchdog", self.root / "ipc", None
-        if self._box is None:  # the socket folder is a folder of the host's
+        if self._box is None:  # the socket folder and the working folder are folders of the host's
             self.ipc = self.root / "ipc"
             self.ipc.mkdir(mode=0o700)
+            self.work = self.root / "work"
+            self.work.mkdir(mode=0o755)
 
     # ----- setting up and tearing down
 
@@ -558,13 +564,15 @@ class Room:
         """Mount the tmpfs of ``limits.file_size`` bytes that holds ``ipc/`` and ``tmp/`` (OSError where it cannot)."""
         box = self.root / "box"
         box.mkdir(mode=0o700)
-        options = f"size={self.limits.file_size},nr_inodes={INODES},mode=0700".encode()
+        size = self.limits.file_size + self.held
+        options = f"size={size},nr_inodes={INODES},mode=0700".encode()
         if _libc().mount(b"tmpfs", bytes(box), b"tmpfs", 0x2 | 0x4, options) != 0:  # MS_NOSUID | MS_NODEV
             box.rmdir()
             raise OSError(ctypes.get_errno(), f"cannot mount a tmpfs on {box}")
         self._box = box
-        self.ipc, self.tmp = box / "ipc", box / "tmp"
+        self.ipc, self.tmp, self.work = box / "ipc", box / "tmp", box / "work"
         self.ipc.mkdir(mode=0o700)
+        self.work.mkdir(mode=0o755)
         self.tmp.mkdir()
         self.tmp.chmod(0o1777)
 
@@ -663,6 +671,7 @@ class Room:
         self._tear_down()
         if on_host:  # what the notebook wrote on the host's disk goes now, not with its folder
             shutil.rmtree(self.ipc, ignore_errors=True)
+            shutil.rmtree(self.work, ignore_errors=True)
 
     def __enter__(self) -> Self:
         return self
@@ -696,6 +705,8 @@ class Room:
 
         Call it as soon as the process has started; again for each kernel the notebook starts.
         """
+        if self._box is None and self._work_base is None:  # what the kernel finds there is not its own writing
+            self._work_base = _folder_bytes(self.work, 1 << 62)
         with self._lock:
             start = _processes().get(pid)
             if start is not None:
@@ -782,8 +793,11 @@ class Room:
         return None
 
     def _written(self, members: list[int]) -> int:
-        """Bytes in the socket folder plus the use of the sandbox's own ``/tmp``, seen through a process in it."""
+        """Bytes in the socket folder, what the working folder grew by, and the use of the sandbox's own ``/tmp``
+        (seen through a process in it)."""
         written = _folder_bytes(self.ipc, self.limits.file_size)
+        base = self._work_base or 0
+        written += max(0, _folder_bytes(self.work, self.limits.file_size + base) - base)
         own = os.stat("/proc/self/ns/mnt").st_ino
         for pid in reversed(members):
             try:

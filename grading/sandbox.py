@@ -1,9 +1,11 @@
 """Run a notebook's kernel alone, unprivileged, offline and bounded, under bubblewrap (``bwrap``).
 
 What the kernel sees: a fresh root holding read-only ``/usr``, the Python install and
-environment it runs from, its own work folder (read-only: the notebook and the shipped
-files), a private ``/tmp`` of ``file_size`` bytes, and the one folder of IPC sockets it
-talks to the grader through. It has its own mount, PID, IPC, UTS and network namespaces
+environment it runs from, its own working folder (writable: the notebook, the other files of
+the submission and the assignment's shipped files, as ``nbgrader autograde`` lays them out),
+a private ``/tmp`` of ``file_size`` bytes, and the one folder of IPC sockets it talks to the
+grader through. What it writes in its working folder counts against ``file_size`` with its
+``/tmp`` (:mod:`grading.room`). It has its own mount, PID, IPC, UTS and network namespaces
 (no network at all) and a user of its own (below), no capabilities, cannot gain privileges,
 and dies with the worker that started it.
 
@@ -17,11 +19,9 @@ starts from zero. ``output``, ``data`` and ``wall`` are enforced by the grader (
 
 Example
 -------
->>> limits = Limits.parse(memory="1G", cpu="30")
->>> limits.memory, limits.cpu, limits.procs
-(1073741824, 30, 256)
->>> sizes("64M"), sizes("2.5k")
-(67108864, 2560)
+>>> args = sandbox_args("bwrap", "/usr/bin/python3", work=Path("/w"), ipc=Path("/i"), limits=Limits(), env={})
+>>> args[args.index("--chdir") + 1]
+'/w'
 """
 
 from __future__ import annotations
@@ -34,79 +34,24 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from grading import zygote
+from grading.limits import Limits, describe, shown, sizes
 
-__all__ = [
+__all__ = [  # Limits, describe, shown and sizes are grading.limits', named here too
     "Limits",
     "command",
     "default_bwrap",
+    "describe",
     "kernel_env",
     "probe",
     "rlimits",
     "sandbox_args",
+    "shown",
     "sizes",
     "uid_for_task",
 ]
-
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def sizes(text: str) -> int:
-    """Bytes in a size such as ``512M``, ``2G`` or ``1048576`` (binary units, case ignored)."""
-    value = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = value[-1:] if value[-1:] in _UNITS and value[-1:] else ""
-    try:
-        number = float(value[: len(value) - len(unit)])
-    except ValueError:
-        raise ValueError(f"not a size: {text!r} (write it like 512M or 2G)") from None
-    if number <= 0:
-        raise ValueError(f"a size must be more than 0, got {text!r}")
-    return int(number * _UNITS[unit])
-
-
-def shown(size: int) -> str:
-    """A byte count the way the options take it.
-
-    >>> shown(2 << 30), shown(1536 << 20), shown(1000)
-    ('2G', '1536M', '1000')
-    """
-    for unit in "TGMK":
-        if size % _UNITS[unit] == 0:
-            return f"{size // _UNITS[unit]}{unit}"
-    return str(size)
-
-
-_SIZES = {"memory", "file_size", "output", "data"}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one notebook may use. Sizes in bytes, times in seconds."""
-
-    memory: int = 2 << 30
-    cpu: int = 120
-    procs: int = 256
-    file_size: int = 64 << 20
-    output: int = 16 << 20
-    data: int = 64 << 20  # what the kernel sends the judge (its replies), all of a notebook's checks together
-    wall: int = 600
-
-    @classmethod
-    def parse(cls, **given: str | int | None) -> Limits:
-        """Limits from option values (``"2G"``, ``"120"``...); ``None`` keeps the default."""
-        values = {}
-        for f in fields(cls):
-            text = given.get(f.name)
-            if text is None:
-                continue
-            value = sizes(str(text)) if f.name in _SIZES else int(str(text))
-            if value < 1:
-                raise ValueError(f"--{f.name.replace('_', '-')} must be at least 1, got {text}")
-            values[f.name] = value
-        return cls(**values)
 
 
 # The program that becomes the kernel, started inside the sandbox (``python -c KERNEL_PROGRAM CONFIG
@@ -226,7 +171,7 @@ def sandbox_args(
 ) -> list[str]:
     """The ``bwrap`` command line, up to the command it runs, of a sandbox for a kernel run by ``interpreter``.
 
-    ``work`` is bound read-only and is the working directory; ``ipc`` (the connection
+    ``work`` is bound writable and is the working directory; ``ipc`` (the connection
     file and the kernel's sockets) is bound writable. The kernel's ``/tmp`` is a tmpfs of
     ``limits.file_size`` bytes of its own, or, with ``tmp``, that host folder bound
     writable (a :class:`grading.room.Room`'s, which holds it and ``ipc`` to one budget).
@@ -261,7 +206,7 @@ def sandbox_args(
     binds = [(p, "--ro-bind") for p in pythons]
     if os.path.isdir("/etc/fonts"):  # Matplotlib asks fontconfig for the fonts in /usr/share/fonts
         binds.append(("/etc/fonts", "--ro-bind"))
-    binds += [(str(work), "--ro-bind"), (str(ipc), "--bind")]
+    binds += [(str(work), "--bind"), (str(ipc), "--bind")]
     made: set[str] = {"/", "/tmp", "/usr"}
     for path, _ in binds:
         for parent in reversed(Path(path).parents):
@@ -366,12 +311,3 @@ def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:
         detail = lines[-1].strip() if lines else f"exit status {run.returncode}"
         return f"a kernel cannot start in the sandbox ({detail}); user namespaces may be disabled on this machine"
     return None
-
-
-def describe(limits: Limits) -> dict[str, str]:
-    """The limits as the options write them, for messages.
-
-    >>> describe(Limits())["memory"]
-    '2G'
-    """
-    return {k: (shown(v) if k in _SIZES else str(v)) for k, v in asdict(limits).items()}

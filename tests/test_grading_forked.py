@@ -15,6 +15,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 import grading.execute
+import grading.kernel
 import grading.zygote
 from grading.execute import Task, execute
 from grading.forked import ZygoteError
@@ -119,7 +120,7 @@ def test_a_kernel_is_started_from_scratch_when_the_zygote_fails(monkeypatch: pyt
     def broken(*_: object) -> None:
         raise ZygoteError("no zygote here")
 
-    monkeypatch.setattr(grading.execute, "zygote_for", broken)
+    monkeypatch.setattr(grading.kernel, "zygote_for", broken)
     assert json.loads(_run(LOOK))["warm"] is False
 
 

@@ -3,8 +3,9 @@ while the attack works, so that the fix has to remove its mark.
 
 1. Honest work that ``nbgrader autograde`` grades in full loses points (measured beside serial ``nbgrader autograde``
    on the same submissions):
-   - a module or data file the student hands in beside the notebook is not in the kernel's folder;
-   - a notebook that writes a file beside itself fails there (the kernel's folder is read-only);
+   - a module or data file the student hands in beside the notebook is not in the kernel's folder (fixed: the
+     kernel's folder holds the submission's files, the shipped ones over them);
+   - a notebook that writes a file beside itself fails there (fixed: the kernel's folder is writable);
    - ``import rooflinelib`` (installed by ``make setup``, as the learners' page says) fails in the sandbox: its
      editable install points at the repository, which the sandbox does not show;
    - an allocation that is only reserved, never touched (``np.zeros`` of 1.75 GiB), raises ``MemoryError``
@@ -114,11 +115,10 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     return {"run": run, "scores": gradebook_scores(course), "problems": problems}
 
 
-NOT_IN_FOLDER = pytest.mark.xfail(reason="the student's extra files are not in the kernel's folder")
 HONEST = [
-    pytest.param("own_module", Q1, marks=NOT_IN_FOLDER),
-    pytest.param("data_file", Q1, marks=NOT_IN_FOLDER),
-    pytest.param("writes_beside", Q1, marks=pytest.mark.xfail(reason="the kernel's folder is read-only")),
+    pytest.param("own_module", Q1),
+    pytest.param("data_file", Q1),
+    pytest.param("writes_beside", Q1),
     pytest.param("uses_rooflinelib", Q1),
     pytest.param("reserves", Q1),
     pytest.param("prints_pairs", Q1),

@@ -19,6 +19,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import stat
@@ -318,14 +319,10 @@ def _outputs(path: Path) -> str:
     return json.dumps([cell.get("outputs", []) for cell in read(path).cells])
 
 
-@pytest.fixture(scope="module")
-def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    course = generated_course(course_template, tmp_path_factory.mktemp("sandbox") / "course")
+def _hostile_class(course: Path, port: int) -> list[str]:
+    """The hostile class in a generated course: honest students, every attack, the hostile folders."""
     build_class(course, HONEST)
     release = ROOT / "exercises" / ASSIGNMENT
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.setblocking(False)
-    port = listener.getsockname()[1]
     for student, attack in ATTACKS.items():
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
@@ -336,7 +333,25 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         code = attack.replace("{course}", str(course)).replace("{port}", str(port))
         cell.source = code if attack.startswith("def ") else cell.source + "\n" + code
         (folder / f"{Q2}.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    left_out = _hostile_folders(course)
+    return _hostile_folders(course)
+
+
+# nbgrader's converter copies a submission folder before any preprocessor runs, following links: it reads a link to
+# /dev/zero forever. So nbgrader autograde is given the hostile class without that one folder.
+NBGRADER_CANNOT_COPY = ["links_extras"]
+
+
+@pytest.fixture(scope="module")
+def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    course = generated_course(course_template, tmp_path_factory.mktemp("sandbox") / "course")
+    twin = generated_course(course_template, tmp_path_factory.mktemp("sandbox-nbgrader") / "course")
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    left_out = _hostile_class(course, port)
+    _hostile_class(twin, port)
+    for student in NBGRADER_CANNOT_COPY:
+        shutil.rmtree(twin / "submitted" / student)
     before = _digest(course / "submitted")
     run = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", "30", *LIMITS, timeout=420)
     try:
@@ -345,11 +360,24 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         called = True
     except BlockingIOError:
         called = False
-    listener.close()
     listed = json.loads((course / "autograded" / f"grading-{ASSIGNMENT}.json").read_text())["problems"]
     feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
     report = grading_command(course, "report", ASSIGNMENT)
+    # the same class through nbgrader's own command, configured (nbgrader_config.py) to run the same sandbox and judge
+    options = [f"--JudgedExecute.{LIMITS[i][2:].replace('-', '_')}={LIMITS[i + 1]}" for i in range(0, len(LIMITS), 2)]
+    through_nbgrader = nbgrader(
+        twin, "autograde", ASSIGNMENT, "--create", "--Execute.timeout=30", *options, timeout=900
+    )
+    try:
+        connection, _ = listener.accept()
+        connection.close()
+        called = True
+    except BlockingIOError:
+        pass
+    listener.close()
     return {
+        "nbgrader": through_nbgrader,
+        "nbgrader_scores": gradebook_scores(twin),
         "course": course,
         "run": run,
         "before": before,
@@ -382,6 +410,21 @@ def _log(graded: dict) -> str:
 def test_honest_students_score_as_when_graded_alone(graded: dict, student: str) -> None:
     got = {nb: sum(score for score, _ in cells.values()) for nb, cells in graded["scores"][student].items()}
     assert got == pytest.approx(expected_scores()[student]), _log(graded)
+
+
+def test_nbgrader_autograde_gives_the_same_scores_cell_by_cell(graded: dict) -> None:
+    """nbgrader's own command, configured by the course to run each notebook in the same sandbox and judge, grades
+    the hostile class as the grading command does, every cell of every notebook."""
+    ours = {s: nbs for s, nbs in graded["scores"].items() if s not in NBGRADER_CANNOT_COPY}
+    theirs = graded["nbgrader_scores"]
+    assert set(theirs) == set(ours), graded["nbgrader"].stderr[-3000:]
+    differ = {
+        (student, name): (cells, theirs[student].get(name))
+        for student, notebooks in ours.items()
+        for name, cells in notebooks.items()
+        if theirs[student].get(name) != cells
+    }
+    assert not differ, (list(differ.items())[:3], graded["nbgrader"].stderr[-3000:])
 
 
 def test_submissions_and_gradebook_are_intact(graded: dict) -> None:

@@ -18,18 +18,27 @@ import cloudpickle
 import pytest
 
 import grading.execute
+import grading.executor
 import grading.in_kernel
 import grading.judge
+import grading.judged
+import grading.kernel
 import grading.land
+import grading.limits
 import grading.plan
+import grading.preflight
+import grading.private_api
 import grading.problems
 import grading.progress
 import grading.relay
 import grading.report
+import grading.roles
 import grading.room
 import grading.sample
 import grading.sandbox
+import grading.snapshot
 import grading.submission
+import grading.tasks
 from grading.cli import main
 from grading.cluster import _Call
 from grading.problems import Problem, load, merge, problems_path, save
@@ -42,6 +51,14 @@ from grading.sandbox import Limits, command, sizes
     "module",
     [
         grading.execute,
+        grading.executor,
+        grading.limits,
+        grading.private_api,
+        grading.roles,
+        grading.tasks,
+        grading.snapshot,
+        grading.preflight,
+        grading.judged,
         grading.problems,
         grading.progress,
         grading.report,
@@ -168,8 +185,9 @@ def test_sandbox_binds_nothing_of_the_course(tmp_path: Path) -> None:
         env={"SECRET_TOKEN": "x", "ROOFLINE_LANG": "ko", "MPLBACKEND": "Agg"},
     )
     binds = {(arg, argv[i + 1]) for i, arg in enumerate(argv) if arg in {"--bind", "--ro-bind"}}
-    assert ("--ro-bind", str(work)) in binds and ("--bind", str(ipc)) in binds
-    assert [path for how, path in binds if how == "--bind"] == [str(ipc)]  # the only writable folder
+    assert ("--bind", str(work)) in binds and ("--bind", str(ipc)) in binds
+    # the only writable folders: the kernel's working folder and its sockets (its /tmp is a tmpfs of its own)
+    assert sorted(path for how, path in binds if how == "--bind") == sorted([str(ipc), str(work)])
     root = Path(__file__).resolve().parents[1]
     # of the course, only its environment and the package folders of its editable installs (make setup's
     # rooflinelib), never the project around them: not solutions/, not gradebook.db
@@ -518,7 +536,7 @@ class _FakeClient:
 
 def test_a_new_kernel_is_ready_once_it_answers_without_listening_on() -> None:
     reply, status = {"msg_type": "kernel_info_reply"}, {"msg_type": "status"}
-    ready = grading.execute.ready_at_once(_FakeClient)
+    ready = grading.kernel.ready_at_once(_FakeClient)
     # answered, IOPub connected: ready after one read of IOPub (jupyter_client would listen 0.2 s more)
     client = ready([reply], [status, status, status])
     asyncio.run(client.wait_for_ready(5))
@@ -540,7 +558,7 @@ def test_a_new_kernel_is_ready_once_it_answers_without_listening_on() -> None:
         asyncio.run(client.wait_for_ready(0))
     assert client.asked == 1
     # wrapped once only
-    assert grading.execute.ready_at_once(ready) is ready
+    assert grading.kernel.ready_at_once(ready) is ready
 
 
 _GREETING = b"\xff" + bytes(8) + b"\x7f\x03\x01NULL" + bytes(16) + b"\x00" + bytes(31)  # ZMTP 3.1, NULL
@@ -598,3 +616,21 @@ def test_only_json_outside_strings_weighs_however_the_bytes_are_split() -> None:
     # a part that ends inside a string does not hide the next part's lists
     hidden = _GREETING + _frames([b'"open', b"[" * 1000])
     assert grading.relay.Scanner(grading.relay.OUTPUT).feed(hidden) >= 1000 * 256
+
+
+def test_a_library_at_a_version_the_grader_was_not_checked_with_stops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grading.private_api, "_checked", False)
+    monkeypatch.setitem(grading.private_api.CHECKED, "nbclient", ("0.1", "0.2.0"))
+    with pytest.raises(
+        grading.private_api.UncheckedVersion, match=r"nbclient 0\.\d+\.\d+ is installed; .* 0\.1 to 0\.2"
+    ):
+        grading.private_api.check_versions()
+    assert not grading.private_api._checked
+
+
+def test_a_private_name_gone_from_a_library_stops_the_grader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grading.private_api, "_checked", False)
+    used = [*grading.private_api.USED["nbclient"], ("nbclient.client", "NotebookClient", "_gone_in_this_version")]
+    monkeypatch.setitem(grading.private_api.USED, "nbclient", used)
+    with pytest.raises(grading.private_api.UncheckedVersion, match="lacks nbclient.client.NotebookClient._gone_in"):
+        grading.private_api.check_versions()

@@ -108,6 +108,11 @@ print(json.dumps(out))
 # edited test cell, a time-out and a kernel death. (benchmarks/grading.py compares a whole class.)
 SERIAL_STUDENTS = ["edge"]
 
+# The course configures nbgrader autograde to run every notebook in the grader's sandbox and judge (grading/judged.py);
+# serial nbgrader is compared as nbgrader itself runs a notebook, every check in the student's kernel: its stock
+# execution, which the course's configuration restores with this option (and logs that it does).
+STOCK = ["--JudgedExecute.stock=True"]
+
 # Imports are warmed first, so a cell that takes this long is the endless loop, not a slow first import.
 CELL_TIMEOUT_S = 6
 
@@ -151,7 +156,16 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     # warm matplotlib's font cache and the bytecode caches so the per-cell timeout only ever catches the endless loop
     subprocess.run([sys.executable, "-c", "import matplotlib.pyplot, numpy, ipykernel"], env=course_env(), check=True)
     with subprocess.Popen(
-        [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create", f"--Execute.timeout={CELL_TIMEOUT_S}"],
+        [
+            sys.executable,
+            "-m",
+            "nbgrader",
+            "autograde",
+            ASSIGNMENT,
+            "--create",
+            f"--Execute.timeout={CELL_TIMEOUT_S}",
+            *STOCK,
+        ],
         cwd=serial,
         env=course_env(),
         stdout=subprocess.DEVNULL,
@@ -161,6 +175,7 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
         auto = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", str(CELL_TIMEOUT_S))
         _, serial_log = reference.communicate(timeout=600)
     assert reference.returncode == 0, serial_log[-3000:]
+    assert "JudgedExecute.stock" in serial_log, "serial nbgrader ran its stock execution: " + serial_log[-3000:]
     # three readers of the graded course, run at once
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
         reporting = pool.submit(grading_command, course, "report", ASSIGNMENT, "--out", str(course / "class-report"))

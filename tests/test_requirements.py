@@ -157,3 +157,21 @@ def test_reading_a_notebook_builds_no_grammar() -> None:
         check=True,
     ).stdout.strip()
     assert loaded == "[]", f"importing nbformat loads {loaded}"
+
+
+def test_libraries_whose_private_names_grading_uses_are_bounded_by_the_lock() -> None:
+    """grading/private_api.py vouches for its libraries up to the versions it was checked with: the locked ones. The
+    package declares them as its upper bounds, and its lower bounds as the lowest it accepts."""
+    import tomllib
+
+    from grading.private_api import CHECKED
+
+    project = tomllib.loads((ROOT / "grading" / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {canonicalize_name(r.name): r for r in map(Requirement, project["dependencies"])}
+    locked = _requirements(ROOT / "requirements-test.txt")
+    for dist, (low, high) in CHECKED.items():
+        name = canonicalize_name(dist)
+        bounds = {(s.operator, s.version) for s in declared[name].specifier}
+        pinned = {s.version for s in locked[name].specifier if s.operator == "=="}
+        assert pinned == {high}, f"{dist}: checked with {high}, the lock pins {pinned}"
+        assert bounds == {(">=", low), ("<=", high)}, f"{dist}: grading/pyproject.toml says {declared[name]}"

@@ -1,0 +1,94 @@
+"""The preflight, ``python -m grading check ASSIGNMENT``: the source notebooks' own answers graded through the whole
+pipeline, and every check linted; ``python -m grading autograde`` refuses a class whose assignment fails it.
+
+Each course gets a cache folder of its own (``XDG_CACHE_HOME``), so that every run really runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading_support import ROOT, cell_by_id, copy_course, generate, grading_command
+
+from grading.sandbox import default_bwrap, probe
+
+pytestmark = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
+
+EDITIONS = ["rooflines", "rooflines-ko", "rooflines-zh"]
+Q1 = "q1_int8_matmul"
+SEEDED = "import numpy as np\n\nnp.random.seed(0)\nassert bytes_loaded(4, 3, 5) == 27, 'the same draw each time'\n"
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.mark.parametrize("assignment", EDITIONS)
+def test_every_edition_of_the_course_passes_its_check(tmp_path: Path, own_cache: Path, assignment: str) -> None:
+    course = copy_course(tmp_path / "course")
+    generate(course, assignment)
+    run = grading_command(course, "check", assignment, "--workers", "2", timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "full marks" in run.stdout, run.stdout
+    assert list(own_cache.glob("roofline-grading/check-*.json")), "a pass is remembered"
+    again = grading_command(course, "check", assignment, "--workers", "2", timeout=900)
+    assert again.returncode == 0 and "Checking" not in again.stderr, again.stderr[-2000:]
+
+
+def _broken_course(folder: Path) -> Path:
+    """A course whose Q1 has a check its own answer fails, and a check in an idiom the judge cannot decide."""
+    course = copy_course(folder)
+    path = course / "solutions" / "rooflines" / f"{Q1}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    test = cell_by_id(nb, "q1_b_test")
+    test.source = "assert bytes_written(4, 3, 5) == 21, 'one more byte than the answer writes'\n" + test.source
+    seeded = nbformat.v4.new_code_cell(SEEDED)
+    seeded.metadata["nbgrader"] = {
+        "grade": True,
+        "grade_id": "q1_seeded_test",
+        "locked": True,
+        "points": 1,
+        "schema_version": 3,
+        "solution": False,
+        "task": False,
+    }
+    nb.cells.insert(nb.cells.index(cell_by_id(nb, "q1_a_test")) + 1, seeded)
+    nbformat.write(nb, path)
+    generate(course, "rooflines")
+    folder = course / "submitted" / "ada" / "rooflines"
+    folder.mkdir(parents=True)
+    for release in (course / "exercises" / "rooflines").iterdir():
+        (folder / release.name).write_bytes(release.read_bytes())
+    return course
+
+
+def test_a_broken_assignment_is_refused_by_name(tmp_path: Path, own_cache: Path) -> None:
+    course = _broken_course(tmp_path / "course")
+    run = grading_command(course, "check", "rooflines", "--workers", "2", timeout=900)
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    failing = [line for line in lines if line.strip().startswith(f"{Q1} q1_b_test:")]
+    assert failing and "score 0 of 1 " in failing[0] and "one more byte" in failing[0], run.stdout
+    seeded = [line for line in lines if line.strip().startswith(f"{Q1} q1_seeded_test:")]
+    assert seeded and "np.random.seed" in seeded[0] and "bytes_loaded" in seeded[0], run.stdout
+    assert len([line for line in lines if line.startswith("  ")]) == 2, run.stdout  # nothing else is named
+    assert not list(own_cache.glob("roofline-grading/check-*.json")), "a failure is not remembered"
+
+
+def test_autograde_refuses_a_class_whose_assignment_fails_its_check(tmp_path: Path, own_cache: Path) -> None:
+    course = _broken_course(tmp_path / "course")
+    refused = grading_command(course, "autograde", "rooflines", "--workers", "2", timeout=900)
+    assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
+    assert "fails its own check" in refused.stderr and "q1_b_test" in refused.stderr, refused.stderr[-3000:]
+    assert "q1_seeded_test" in refused.stderr and "--no-check" in refused.stderr, refused.stderr[-3000:]
+    assert not (course / "autograded" / "ada").exists(), "nothing was graded"
+    graded = grading_command(course, "autograde", "rooflines", "--workers", "2", "--no-check", timeout=900)
+    assert graded.returncode in (0, 1) and "Graded 6 notebooks" in graded.stdout, graded.stdout + graded.stderr[-2000:]
+
+
+def test_the_course_source_is_not_changed_by_the_tests() -> None:
+    assert "q1_seeded_test" not in (ROOT / "solutions" / "rooflines" / f"{Q1}.ipynb").read_text(encoding="utf-8")
