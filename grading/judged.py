@@ -117,7 +117,7 @@ class JudgedExecute(Preprocessor):
             stock: Any = self.execute_class(parent=self.parent)
             return stock(nb, resources)  # type: ignore[no-any-return]
         from grading.execute import execute
-        from grading.plan import instructor_order, setup_cells, shipped_files
+        from grading.plan import answer_names, instructor_order, setup_cells, shipped_files
         from grading.private_api import check_versions
         from grading.sandbox import default_bwrap, probe
         from grading.submission import SubmissionError, read_submission
@@ -167,6 +167,7 @@ class JudgedExecute(Preprocessor):
             order=instructor_order(converter, assignment, notebook),
             submitted={rel: data for rel, data in submission.files.items() if not rel.endswith(".ipynb")},
             kept=tuple(getattr(converter, "exclude_overwriting", {}).get(assignment, [])),
+            student_names=answer_names(converter, assignment, notebook),
         )
         outcome = execute(task)
         for cell in outcome.timeouts:

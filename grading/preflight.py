@@ -311,7 +311,7 @@ def _tasks(
     grader: Any, assignment: str, prepared: _Prepared, bwrap: str | None, limits: Any, warm: bool
 ) -> tuple[list[Task], list[Finding]]:
     """The source notebooks as tasks, each sanitized as a submission, and the lint of their checks."""
-    from grading.plan import instructor_order
+    from grading.plan import answer_names, instructor_order
 
     tasks, findings = [], []
     top = grader.coursedir.format_path(grader.coursedir.submitted_directory, STUDENT, assignment)
@@ -328,8 +328,11 @@ def _tasks(
             continue
         task = Task(STUDENT, assignment, path.stem, text, prepared.shipped, prepared.config_files, prepared.cli, bwrap)
         order = instructor_order(grader, assignment, path.stem)
+        names = answer_names(grader, assignment, path.stem)
         tasks.append(
-            dataclasses.replace(task, limits=limits, setups=prepared.setups[path.stem], warm=warm, order=order)
+            dataclasses.replace(
+                task, limits=limits, setups=prepared.setups[path.stem], warm=warm, order=order, student_names=names
+            )
         )
     return tasks, findings
 
