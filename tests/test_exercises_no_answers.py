@@ -48,7 +48,7 @@ def test_the_search_finds_planted_answers(tmp_path: Path, monkeypatch: pytest.Mo
         "assert chips_to_fit(MODEL_A, CHIP_X, 2) == 2": Q6,
         "the split is compute-bound from D = 8755.6 on": Q7,
         "B > 1094 tokens per chip": Q7,
-        "about 6.3e4 over DCN": Q7,
+        "63,040 tokens per chip over DCN": Q7,
         "7.68e11 FLOPs/s": Q8,
         "knee at B = 33.03": Q8,
     }
