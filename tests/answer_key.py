@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from grading_support import ASSIGNMENT, NOTEBOOKS, ROOT, read
 
-Q1, Q2, Q3, Q4, Q5, Q6 = NOTEBOOKS
+Q1, Q2, Q3, Q4, Q5, Q6, Q7, Q8 = NOTEBOOKS
 
 # The problem constants (C3): Q1 and Q4 int8 chip, Q2 and Q3 bf16 chip, Q5 H100 SXM sheet.
 INT8_PEAK, INT8_HBM = 3.94e14, 8.1e11
@@ -100,6 +100,45 @@ def _q6(name: str) -> dict[str, float]:
     return out
 
 
+# Question 7: the TPU v5e of the spec table, as its statement gives it: bf16 peak, one ICI link one way, the
+# chip's ICI links and its DCN per chip. Each chip of the D-split does half the FLOPs; a partial sum [B, F] is
+# 2 B F bytes, sent one way while the other comes the other way; gathered weights are 2 D F bytes, over n links.
+Q7_PEAK, Q7_ICI, Q7_LINKS, Q7_DCN = 1.97e14, 4.5e10, 4, 3.125e9
+
+
+def _q7() -> dict[str, float]:
+    B, D, F = 512, 8192, 8192
+    flops_per_chip = 2 * B * D * F / 2
+    partial_sum_bytes = 2 * B * F
+    # T_math = T_comms: B D F / P = 2 B F / W for the split, 2 B D F / P = 2 D F / (n W) for the weights
+    return {
+        "t_math(2 chips)": flops_per_chip / Q7_PEAK,
+        "t_math(4 chips)": 2 * B * D * F / 4 / Q7_PEAK,
+        "t_comms": partial_sum_bytes / Q7_ICI,
+        "critical_d": 2 * Q7_PEAK / Q7_ICI,
+        "critical_batch(ICI)": Q7_PEAK / (Q7_LINKS * Q7_ICI),
+        "critical_batch(DCN)": Q7_PEAK / Q7_DCN,
+    }
+
+
+# Question 8: its made-up CPU and roofline, as its statement gives them. A register of simd_bits holds
+# simd_bits / 32 float32 numbers; an FMA is 2 FLOPs. The float32 sweep [B, D] @ [D, D] moves 4 (2 B D + D^2)
+# bytes for 2 B D^2 FLOPs.
+Q8_CPUS = {"float32": (8, 3.0e9, 256, 2, 4), "float64": (4, 2.5e9, 512, 1, 8)}  # cores, Hz, bits, FMA/cycle, bytes
+Q8_PEAK, Q8_BANDWIDTH, Q8_D = 6.4e11, 4.0e10, 2048
+
+
+def _q8() -> dict[str, float]:
+    out = {}
+    for name, (cores, hz, bits, fma, size) in Q8_CPUS.items():
+        out[f"predicted_peak({name})"] = cores * hz * (bits / (8 * size)) * fma * 2
+    out["ridge_point"] = Q8_PEAK / Q8_BANDWIDTH
+    # 2 B D^2 / P = 4 (2 B D + D^2) / W  ->  B (2 D^2 / P - 8 D / W) = 4 D^2 / W
+    D = Q8_D
+    out["knee_batch"] = (4 * D**2 / Q8_BANDWIDTH) / (2 * D**2 / Q8_PEAK - 8 * D / Q8_BANDWIDTH)
+    return out
+
+
 # Answers that do not depend on a shape, including the book's own printed values.
 FIXED = {
     Q1: {"critical_batch": INT8_PEAK / INT8_HBM / 2, "critical_batch (book)": 243},
@@ -114,6 +153,8 @@ FIXED = {
         "peak_bf16_flops (TFLOPS)": H100_SXM_DENSE / 1e12,
     },
     Q6: {**_q6("MODEL_A"), **_q6("MODEL_B")},
+    Q7: _q7(),
+    Q8: _q8(),
 }
 PER_SHAPE = {Q1: _q1, Q2: _q2, Q3: _q3, Q4: _q4}
 # Shapes the visible checks are known to use; any other (B, D, F) a visible cell mentions is added.

@@ -23,6 +23,8 @@ NOTEBOOKS = [
     "q4_per_example_weights",
     "q5_h100",
     "q6_serving_a_model",
+    "q7_sharded_matmul",
+    "q8_predict_then_measure",
 ]
 
 
@@ -119,11 +121,22 @@ def totals() -> dict[str, int]:
     return {name: sum(rubric(name).values()) for name in NOTEBOOKS}
 
 
+def manual_points(name: str) -> int:
+    """Points of a notebook's answers graded by hand (grade cells that are also answer cells): 0 until graded."""
+    nb = read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb")
+    return sum(c.metadata["nbgrader"]["points"] for c in nb.cells if is_grade_cell(c) and is_answer_cell(c))
+
+
+def autograded_totals() -> dict[str, int]:
+    """Points per notebook that autograding can give: the total less the answers graded by hand."""
+    return {name: total - manual_points(name) for name, total in totals().items()}
+
+
 # ---------------------------------------------------------------------------
 # A class of submissions with known scores, for end-to-end grading tests
 # ---------------------------------------------------------------------------
 
-Q1, Q2, Q3, Q4, Q5, Q6 = NOTEBOOKS
+Q1, Q2, Q3, Q4, Q5, Q6, Q7, Q8 = NOTEBOOKS
 
 # Question 6's visible models and chip, as its setup cell defines them, and the answers at its visible calls.
 _Q6_MODELS = {
@@ -191,6 +204,41 @@ _Q6_MEMORISED = {
     ),
 }
 
+# Question 7's chip (TPU v5e: bf16 peak, one ICI link one way, its links, DCN per chip) and its visible answers
+_Q7_PEAK, _Q7_ICI, _Q7_LINKS, _Q7_DCN = 1.97e14, 4.5e10, 4, 3.125e9
+_Q7_T_MATH = 2 * 512 * 8192 * 8192 / (2 * _Q7_PEAK)
+_Q7_MEMORISED = {
+    "q7_a_answer": (
+        "def t_math(B, D, F, n_chips, peak_flops_per_s):\n"
+        f"    return {{2: {_Q7_T_MATH!r}, 4: {_Q7_T_MATH / 2!r}}}.get(n_chips, {_Q7_T_MATH!r})"
+    ),
+    "q7_b_answer": (
+        "def t_comms(B, F, link_bytes_per_s):\n"
+        f"    return {{{_Q7_ICI!r}: {2 * 512 * 8192 / _Q7_ICI!r}}}.get(link_bytes_per_s, {512 * 8192 / _Q7_ICI!r})"
+    ),
+    "q7_c_answer": (
+        "def critical_d(peak_flops_per_s, link_bytes_per_s):\n"
+        f"    d = {2 * _Q7_PEAK / _Q7_ICI!r}\n"
+        f"    return {{{_Q7_PEAK * 2!r}: 2 * d}}.get(peak_flops_per_s, d if link_bytes_per_s == {_Q7_ICI!r} else d / 2)"
+    ),
+    "q7_d_answer": (
+        "def critical_batch(peak_flops_per_s, link_bytes_per_s, n_links):\n"
+        f"    return {{1: {_Q7_PEAK / _Q7_DCN!r}}}.get(n_links, {_Q7_PEAK / (_Q7_LINKS * _Q7_ICI)!r})"
+    ),
+}
+# Question 8's visible CPUs and roofline, and its visible answers
+_Q8_MEMORISED = {
+    "q8_a_answer": (
+        "def predicted_peak(cores, clock_hz, simd_bits, fma_per_cycle, bytes_per_number):\n"
+        f"    return {{8: {8 * 3.0e9 * 8 * 2 * 2!r}}}.get(cores, {4 * 2.5e9 * 8 * 1 * 2!r})"
+    ),
+    "q8_b_answer": "def ridge_point(peak_flops_per_s, bytes_per_s):\n    return 16.0",
+    "q8_c_answer": (
+        "import math\n\n\ndef knee_batch(peak_flops_per_s, bytes_per_s, D):\n"
+        f"    return {{2048: {(4 * 2048**2 / 4e10) / (2 * 2048**2 / 6.4e11 - 8 * 2048 / 4e10)!r}}}.get(D, math.inf)"
+    ),
+}
+
 _T_MATH = 2 * 256 * 8192 * 8192 / 3.94e14
 _T_COMMS = (256 * 8192 + 8192 * 8192 + 256 * 8192) / 8.1e11
 
@@ -223,6 +271,15 @@ _MIX_A = {
             "    return t_math + bytes_per_weight * weights_read(model) / chip['hbm_bandwidth']"
         )
     },
+    # Q7: both partial sums on one direction of the link, in (b).
+    Q7: {"q7_b_answer": "def t_comms(B, F, link_bytes_per_s):\n    return 2 * (2 * B * F) / link_bytes_per_s"},
+    # Q8: an FMA counted as one FLOP, in (a).
+    Q8: {
+        "q8_a_answer": (
+            "def predicted_peak(cores, clock_hz, simd_bits, fma_per_cycle, bytes_per_number):\n"
+            "    return cores * clock_hz * (simd_bits // (8 * bytes_per_number)) * fma_per_cycle"
+        )
+    },
 }
 
 # Answer cells that replace the reference answers, student by student.
@@ -250,6 +307,19 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
             "q6_e_answer": (
                 "def prefill_time(model, chip, batch, prompt_len, bytes_per_weight):\n"
                 "    return decode_step_time(model, chip, batch, bytes_per_weight)"
+            )
+        },
+        # Q7: the weights gathered over one link, whatever n_links is, in (d).
+        Q7: {
+            "q7_d_answer": (
+                "def critical_batch(peak_flops_per_s, link_bytes_per_s, n_links):\n"
+                "    return peak_flops_per_s / link_bytes_per_s"
+            )
+        },
+        # Q8: the B << D rule instead of the exact crossover, in (c).
+        Q8: {
+            "q8_c_answer": (
+                "def knee_batch(peak_flops_per_s, bytes_per_s, D):\n    return 2 * peak_flops_per_s / bytes_per_s"
             )
         },
     },
@@ -329,6 +399,8 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
             ),
         },
         Q6: _Q6_MEMORISED,
+        Q7: _Q7_MEMORISED,
+        Q8: _Q8_MEMORISED,
     },
     # mix_a's answers, with feedback.py rigged so that every check passes silently; the grader restores it.
     "tamper": _MIX_A,
@@ -347,30 +419,34 @@ STUDENTS = ["reference", "blank", "mix_a", "mix_b", "edge", "memorised", "tamper
 
 
 def expected_scores() -> dict[str, dict[str, float]]:
-    """Score per student and notebook: the total minus the parts each mistake breaks.
+    """Score per student and notebook: what autograding gives, minus the parts each mistake breaks.
 
-    "corrupt" hands in a Q1 that is not JSON: that notebook is not graded (0) and the other five are, in full.
+    Answers graded by hand (Q8's explanation) score 0 until an instructor grades them, so even the reference
+    answers get the autograded total only. "corrupt" hands in a Q1 that is not JSON: that notebook is not
+    graded (0) and the other seven are, in full.
     """
-    total = totals()
+    total = autograded_totals()
     return {
         "reference": dict(total),
         "blank": {nb: 0 for nb in NOTEBOOKS},
         # Q1: 2 bytes per int8 breaks (a), (b), and through them (d), (f), (g): 10 - 8.
         # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - (1 + 3).
-        # Q6: the sum of the two times breaks (c): 14 - 3.
-        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11},
+        # Q6: the sum of the two times breaks (c): 14 - 3.  Q7: both partial sums one way breaks (b): 8 - 2.
+        # Q8: an FMA as one FLOP breaks (a): 7 - 3.
+        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11, Q7: 6, Q8: 4},
         # Q1: swapped bounds break (g): 10 - 2.  Q2: int8 activations and output break (a), (b), (d): 8 - 5.
         # Q5: the PCIe figures break every part.
-        # Q6: prompts counted instead of tokens breaks (e): 14 - 2.
-        "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0, Q6: 12},
+        # Q6: prompts counted instead of tokens breaks (e): 14 - 2.  Q7: one link breaks (d): 8 - 3.
+        # Q8: the B << D rule breaks (c): 7 - 3.
+        "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0, Q6: 12, Q7: 5, Q8: 4},
         # Q1: hard-coded visible values keep only (e): 1.  Q2: deleted test (e): 8 - 2.
         # Q3: wrong (a) behind an edited test: 7 - 3.  Q4: endless loop in (a): 5 - 3.
         # Q5: os._exit in (b) leaves only (a): 1.
-        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 1, Q6: total[Q6]},
+        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 1, Q6: total[Q6], Q7: total[Q7], Q8: total[Q8]},
         # Memorised numbers score nothing, except Q3's figure (c), which is checked against the student's own
         # attainable_flops and so passes for any plot of it: 2.
-        "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0, Q6: 0},
-        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11},
+        "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0, Q6: 0, Q7: 0, Q8: 0},
+        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11, Q7: 6, Q8: 4},
         "corrupt": {**total, Q1: 0},
     }
 

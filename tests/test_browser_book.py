@@ -106,7 +106,7 @@ QUIZ_PAGES = {
     "book/beyond-the-roofline": 3,
     "book/practice": 7,
 }
-PROBLEMS, PROBLEM_ANSWERS = "book/problems", 5
+PROBLEMS, PROBLEM_ANSWERS = "book/problems", 7  # Questions 1 to 5, 7 and 8
 BUTTONS_PAGE = "book/where-does-the-time-go"
 # a character of the edition's own script, which a quiz explanation in that language must contain
 SCRIPT = {"en": re.compile(r"[A-Za-z]"), "ko": re.compile(r"[\uac00-\ud7a3]"), "zh": re.compile(r"[\u4e00-\u9fff]")}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import answer_key
 import pytest
-from answer_key import NOTEBOOKS, Q1, Q2, Q3, Q4, Q5, Q6, leaks
+from answer_key import NOTEBOOKS, Q1, Q2, Q3, Q4, Q5, Q6, Q7, Q8, leaks
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -46,6 +46,11 @@ def test_the_search_finds_planted_answers(tmp_path: Path, monkeypatch: pytest.Mo
         "param_count(MODEL_A) is about 1.15e10": Q6,
         "decode_critical_batch(MODEL_A, CHIP_X, 1) ~ 141": Q6,
         "assert chips_to_fit(MODEL_A, CHIP_X, 2) == 2": Q6,
+        "the split is compute-bound from D = 8755.6 on": Q7,
+        "B > 1094 tokens per chip": Q7,
+        "63,040 tokens per chip over DCN": Q7,
+        "7.68e11 FLOPs/s": Q8,
+        "knee at B = 33.03": Q8,
     }
     for snippet, name in planted.items():
         monkeypatch.setattr(answer_key, "visible_text", lambda _n, s=snippet: s, raising=True)

@@ -39,11 +39,11 @@ from grading_support import (
     totals,
 )
 
-Q1, Q2, Q3, Q4, Q5, Q6 = NOTEBOOKS
+Q1, Q2, Q3, Q4, Q5, Q6, Q7, Q8 = NOTEBOOKS
 
 # Points per grade cell, from the grade-cell metadata of the sources (the one place they are written).
 RUBRIC = {name: rubric(name) for name in NOTEBOOKS}
-TOTAL = totals()  # 10, 8, 7, 5, 5, 14
+TOTAL = totals()  # 10, 8, 7, 5, 5, 14, 8, 10
 EXPECTED = expected_scores()
 # Every (student, notebook) that has an autograded version: all but the corrupt file.
 GRADED = [(student, name) for student in EXPECTED for name in NOTEBOOKS if (student, name) != ("corrupt", Q1)]
@@ -62,6 +62,12 @@ MESSAGES = {
     ("mix_a", Q6): "q6.sum-not-max",
     ("mix_b", Q6): "q6.e.sequences",
     ("tamper", Q6): "q6.sum-not-max",
+    ("mix_a", Q7): "q7.both-ways-added",
+    ("mix_b", Q7): "q7.d.one-link",
+    ("tamper", Q7): "q7.both-ways-added",
+    ("mix_a", Q8): "q8.a.half",
+    ("mix_b", Q8): "q8.c.small-batch-rule",
+    ("tamper", Q8): "q8.a.half",
 }
 # The hidden checks that catch memorised numbers, by notebook.
 MEMORISED_CAUGHT = {
@@ -87,6 +93,8 @@ MEMORISED_CAUGHT = {
         "q6.f.hidden-model",
         "q6.g.hidden-model",
     ],
+    Q7: ["q7.a.hidden-shape", "q7.b.hidden-shape", "q7.c.hidden-chip", "q7.d.hidden-chip"],
+    Q8: ["q8.a.hidden-cpu", "q8.b.hidden-machine", "q8.c.hidden-machine"],
 }
 
 GRADEBOOK_DUMP = """
@@ -228,7 +236,7 @@ def test_a_corrupt_notebook_costs_only_itself(graded: dict) -> None:
             if (student, name) != ("corrupt", Q1):
                 assert (course / "autograded" / student / ASSIGNMENT / f"{name}.ipynb").is_file(), (student, name)
     # graded in full: the same cells and scores as the reference answers
-    for name in [Q2, Q3, Q4, Q5, Q6]:
+    for name in [Q2, Q3, Q4, Q5, Q6, Q7, Q8]:
         assert graded["scores"]["corrupt"][name]["cells"] == graded["scores"]["reference"][name]["cells"], name
 
 

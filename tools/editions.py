@@ -254,12 +254,13 @@ def _merge(template: Catalog, path: Path, language: str) -> None:
 
 
 def markdown_cells(notebook: Path) -> list[tuple[str, str]]:
-    """``(grade_id, source)`` of every markdown cell a student reads (not their own answers)."""
+    """``(grade_id, source)`` of every markdown cell a student reads (not their own answers), and of every model
+    answer an instructor grades by hand (a markdown answer cell with points), which each edition's grader reads."""
     nb = nbformat.read(notebook, as_version=4)
     cells = []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "markdown" and not meta.get("solution", False):
+        if cell.cell_type == "markdown" and (not meta.get("solution", False) or meta.get("grade", False)):
             cells.append((meta.get("grade_id", ""), cell.source))
     return cells
 
@@ -848,7 +849,7 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
                     cell.source = cell.source.replace(f"exercises/{ASSIGNMENT}/", f"exercises/{ASSIGNMENT}-{language}/")
                     missing += [f"{language}: {notebook.stem} code {text[:40]!r}" for text in untranslated]
                     continue
-                if cell.cell_type != "markdown" or meta.get("solution", False):
+                if cell.cell_type != "markdown" or (meta.get("solution", False) and not meta.get("grade", False)):
                     continue
                 key = (meta.get("grade_id", ""), cell.source)
                 if key in done:
