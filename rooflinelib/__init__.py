@@ -118,6 +118,7 @@ if TYPE_CHECKING:
     from rooflinelib.explorer import Explorer, explore, plot_explore
     from rooflinelib.measure import (
         MachineMeasurement,
+        knee_sweep,
         load_measurement,
         measure_machine,
         measured_knee,
@@ -162,6 +163,7 @@ _LAZY = {
     "load_measurement": "rooflinelib.measure",
     "measure_machine": "rooflinelib.measure",
     "measured_knee": "rooflinelib.measure",
+    "knee_sweep": "rooflinelib.measure",
     "memory_levels": "rooflinelib.measure",
     "place_points": "rooflinelib.measure",
     "read_cpu_figures": "rooflinelib.measure",
@@ -248,6 +250,7 @@ __all__ = [
     "in_core_peak",
     "is_compute_bound",
     "knee_batch_size",
+    "knee_sweep",
     "kv_cache_bytes_per_token",
     "kv_head_copies",
     "layer_matmuls",

@@ -417,9 +417,11 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     The roofline is drawn over a fine grid of batch sizes that includes the predicted
     critical batch size ``B*`` itself, so its bend sits at ``B*`` rather than at the
     nearest size measured. Dashed: ``B*``; dotted: the measured knee
-    (:func:`rooflinelib.measured_knee`), drawn only when the sweep rises to a
-    plateau (:func:`rooflinelib.sweep_shape`): a noisy sweep has no knee to
-    mark. Returns the matplotlib Axes drawn on.
+    (:func:`rooflinelib.measured_knee`) of the points :func:`rooflinelib.knee_sweep`
+    keeps, drawn only when they rise to a plateau (:func:`rooflinelib.sweep_shape`):
+    a sweep that does not has no knee to mark. Points the knee test leaves out
+    (cache-fed, or a matrix–vector ``B = 1``) are drawn hollow. Returns the
+    matplotlib Axes drawn on.
 
     Examples
     --------
@@ -432,7 +434,7 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     'log'
     >>> plt.close(fig)
     """
-    from rooflinelib.measure import measured_knee
+    from rooflinelib.measure import knee_sweep, measured_knee
 
     dtype = dtype or (m.sweep[0].dtype if m.sweep else "fp32")
     pts = sorted((p for p in m.sweep if p.dtype == dtype), key=lambda p: p.sizes["B"])
@@ -449,10 +451,15 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     model = roofline.attainable_flops(intensity, peak, bw)
     ax = _current_axes(ax)
     ax.plot(sizes, [p.flops_per_s for p in pts], "o-", color=OKABE_ITO[2], label="measured")
+    kept = knee_sweep(m, dtype)
+    left_out = [p for p in pts if p not in kept.points]
+    if left_out:
+        ax.plot([p.sizes["B"] for p in left_out], [p.flops_per_s for p in left_out], "o", mfc="white",
+                color=OKABE_ITO[2], label="left out of the knee test")  # fmt: skip
     ax.plot(grid, model, color=OKABE_ITO[1], lw=2, label="roofline from measured P, W")
     ax.axvline(b_star, color=OKABE_ITO[1], ls="--", lw=1, label=f"predicted B* ≈ {b_star:.1f}")
-    knee = measured_knee(pts)
-    if not np.isnan(knee) and roofline.sweep_shape(sizes, [p.flops_per_s for p in pts]).steady:
+    knee = measured_knee(kept.points)
+    if not np.isnan(knee) and kept.shape.steady:
         ax.axvline(knee, color=OKABE_ITO[2], ls=":", lw=1.5, label=f"measured knee ≈ {knee:.1f}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
