@@ -388,7 +388,8 @@ ROLES: dict[str, tuple[str | None, ...]] = {
         "steady_dip",
         "steady_drop",
     ),
-    "knee_left_out": ("left_cache_one", "left_cache_many", "left_matvec", "left_matvec_only", None),
+    "knee_left_cache": ("left_cache_one", "left_cache_many", None),
+    "knee_left_matvec": ("left_matvec", "left_matvec_only", None),
     "model_knee": ("model_knee_ratio", "model_knee", None),
     "knee_reason": (
         "reason_few",
@@ -464,7 +465,7 @@ def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
 
     The knee is read from :func:`rooflinelib.knee_sweep`: the sweep less its
     cache-fed points and a ``B = 1`` point that ran faster than ``B = 2`` (the
-    matrix–vector routine), each named in ``knee_left_out``. The knee and the
+    matrix–vector routine), each named in ``knee_left_cache`` and ``knee_left_matvec``. The knee and the
     plateau are only spoken of when the rest rises to a plateau
     (:func:`rooflinelib.sweep_shape`). A sweep that does not is called noisy only
     when the failing point's own timed runs spread (median more than
@@ -482,7 +483,7 @@ def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
     >>> noisy = [mm(16, 1e-6), mm(32, 3e-5, 6e-5), mm(64, 2e-6), mm(128, 4e-5, 8e-5)]
     >>> m = MachineMeasurement(machine={}, stream={"copy": copy}, sweep=noisy, sweep_D=64)
     >>> said = knee_paragraph(m)
-    >>> said["knee_left_out"][:51], said["knee_sentence"][:35]
+    >>> said["knee_left_cache"][:51], said["knee_sentence"][:35]
     ('The point at B = 16 is left out of the knee test: i', 'does not level off: at B = 128 it r')
     """
     import rooflinelib as rl
@@ -495,16 +496,20 @@ def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
            "sweep_range": say("sweep_range", first=all_sizes[0], last=all_sizes[-1])}  # fmt: skip
     k = rl.knee_sweep(m, "fp32")
     pts, shape = k.points, k.shape
-    left = []
+    # each its own glued sentence, so that an edition finds each in its catalog
+    out["knee_left_cache"] = out["knee_left_matvec"] = ""
     if k.cache_fed:
         ratios = [p.flops_per_s / (bw * p.intensity) for p in k.cache_fed]
         fed_sizes = [p.sizes["B"] for p in k.cache_fed]
-        left.append(say("left_cache_one", b=fed_sizes[0], ratio=ratios[0]) if len(fed_sizes) == 1 else
-                    say("left_cache_many", n=len(fed_sizes), first=fed_sizes[0], last=fed_sizes[-1], ratio=max(ratios)))  # fmt: skip
+        out["knee_left_cache"] = (
+            say("left_cache_one", b=fed_sizes[0], ratio=ratios[0]) if len(fed_sizes) == 1 else
+            say("left_cache_many", n=len(fed_sizes), first=fed_sizes[0], last=fed_sizes[-1], ratio=max(ratios))
+        )  # fmt: skip
     if k.matvec is not None:
         ratio = k.matvec.flops_per_s / pts[0].flops_per_s  # FLOPs/s at B = 1 over FLOPs/s at B = 2
-        left.append(say("left_matvec" if k.cache_fed else "left_matvec_only", ratio=ratio))
-    out["knee_left_out"] = " ".join(left)
+        out["knee_left_matvec"] = say("left_matvec" if k.cache_fed else "left_matvec_only", ratio=ratio)
+    left = [out["knee_left_cache"], out["knee_left_matvec"]]
+    left = [text for text in left if text]
     if shape.problem in ("dip", "drop"):
         assert shape.B is not None and shape.share is not None and shape.reference_B is not None
         bad = next(p for p in pts if p.sizes["B"] == shape.B)

@@ -261,7 +261,7 @@ def test_a_noisy_sweep_places_no_knee_and_no_plateau(slow: dict[int, float], wor
     assert said["knee_sentence"].endswith("too noisy to place a knee or a plateau")
     assert said["model_knee"] == "" and "idle machine" in said["knee_reason"]
     assert "do not climb steadily" in said["sweep_caption"]
-    assert said["knee_left_out"] == "", "every point here is below the main-memory roof, and B = 1 below B = 2"
+    assert said["knee_left_cache"] == said["knee_left_matvec"] == "", "all below the roof, and B = 1 below B = 2"
 
 
 # Synthetic sweeps in GFLOP/s, D = 2048, a 40 GB/s copy: the shapes a CPU's BLAS gives (OpenBLAS on a Zen 5 VM).
@@ -300,7 +300,7 @@ def test_a_cache_fed_b1_point_is_left_out_and_the_knee_placed() -> None:
     rates = {1: 84, 2: 28, 4: 54, 8: 145, 16: 181, 32: 213, 64: 235, 128: 248}
     said = _sentences().knee_paragraph(_cpu_sweep(rates))
     roof1 = _CPU_BW * 2 * _CPU_D**2 / (4 * (2 * _CPU_D + _CPU_D**2))
-    assert said["knee_left_out"].startswith(f"The point at B = 1 is left out of the knee test: it ran "
+    assert said["knee_left_cache"].startswith(f"The point at B = 1 is left out of the knee test: it ran "
                                             f"{84e9 / roof1:.1f} times faster than the main-memory roof allows")  # fmt: skip
     knee = _knee_by_hand([2, 4, 8, 16, 32, 64, 128], [28, 54, 145, 181, 213, 235, 248])
     assert round(knee, 1) == 23.7
@@ -314,7 +314,8 @@ def test_a_matrix_vector_b1_point_is_left_out() -> None:
     """A B = 1 on the DRAM roof, but faster than B = 2: BLAS's gemv against its packing gemm; not noise."""
     rates = {1: 19.5, 2: 12, 4: 30, 8: 60, 16: 120, 32: 200, 64: 230, 128: 240}
     said = _sentences().knee_paragraph(_cpu_sweep(rates))
-    assert said["knee_left_out"] == (
+    assert said["knee_left_cache"] == ""
+    assert said["knee_left_matvec"] == (
         f"The point at B = 1 is left out of the knee test: its FLOPs/s were {19.5 / 12:.1f} times those of B = 2. "
         "At B = 1 BLAS runs its matrix–vector routine; from B = 2 on it runs the matrix–matrix one, which first "
         "copies the weights into the layout its kernel reads (packing, see below)."
@@ -322,8 +323,12 @@ def test_a_matrix_vector_b1_point_is_left_out() -> None:
     knee = _knee_by_hand([2, 4, 8, 16, 32, 64, 128], [12, 30, 60, 120, 200, 230, 240])
     assert f"B ≈ {knee:.1f}," in said["knee_sentence"], said["knee_sentence"]
     both = _sentences().knee_paragraph(_cpu_sweep({**rates, 1: 84, 2: 28}))  # B = 1 above the roof: cache-fed
-    assert both["knee_left_out"].startswith("The point at B = 1 is left out of the knee test: it ran")
-    assert "left out too" not in both["knee_left_out"], "B = 1 is named once"
+    assert both["knee_left_cache"].startswith("The point at B = 1 is left out of the knee test: it ran")
+    assert both["knee_left_matvec"] == "", "B = 1 is named once"
+    # a cache-fed B = 4 and a matrix-vector B = 1 (faster than B = 2): two sentences, each its own glued value
+    two = _sentences().knee_paragraph(_cpu_sweep({**rates, 4: 120}))
+    assert two["knee_left_cache"].startswith("The point at B = 4 is left out of the knee test: it ran")
+    assert two["knee_left_matvec"].startswith("The point at B = 1 is left out too: its FLOPs/s were")
 
 
 def test_a_dip_whose_runs_agree_is_not_called_noise() -> None:
@@ -392,7 +397,7 @@ def _kept_rows(rows: list[dict[str, float]]) -> tuple[list[dict[str, float]], bo
 def test_the_knee_sentence_agrees_with_the_sweep_it_shows() -> None:
     rows, knee, caption = _shown_sweep(), _glued("knee_sentence"), _glued("sweep_caption")
     kept, borderline = _kept_rows(rows)
-    left_out = _glued("knee_left_out")
+    left_out = " ".join(t for t in (_glued("knee_left_cache"), _glued("knee_left_matvec")) if t)
     if not borderline:
         assert bool(left_out) == (len(kept) < len(rows)), (left_out, rows)
         for r in rows:
