@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OKABE_ITO",
     "REGION_COLOURS",
+    "link_bandwidths",
     "plot_bandwidth_staircase",
     "plot_compute_roofs",
     "plot_decode_context",
@@ -36,6 +37,7 @@ __all__ = [
     "plot_decode_time",
     "plot_hierarchical_roofline",
     "plot_layer_matmuls",
+    "plot_link_rooflines",
     "plot_matmul_batch",
     "plot_measured_knee",
     "plot_measurement",
@@ -222,6 +224,58 @@ def plot_roofline(
     ax.grid(True, which="major", alpha=0.3)
     if legend:
         ax.legend(loc="lower right")
+    return ax
+
+
+def link_bandwidths(chip: str | Accelerator) -> dict[str, float]:
+    """A chip's off-chip links from the spec table, as ``{label: bytes/s}``, fastest first.
+
+    A link kind the table gives per physical link, with a count, appears twice:
+    one link, and all of them together. Bandwidths are one way (TPU PCIe and DCN:
+    the book's per-TPU figures, direction not stated).
+
+    Examples
+    --------
+    >>> link_bandwidths("tpu-v5e")
+    {'ICI, all 4 links, 180 GB/s': 180000000000.0, 'ICI, one link, 45 GB/s': 45000000000.0, \
+'PCIe, 16 GB/s': 16000000000.0, 'DCN, 3.125 GB/s': 3125000000.0}
+    """
+    acc = get_accelerator(chip)
+    names = {"ici": "ICI", "nvlink": "NVLink", "pcie": "PCIe", "dcn": "DCN", "infinity-fabric": "Infinity Fabric"}
+    found: dict[str, float] = {}
+    for key, link in acc.links.items():
+        name = names.get(key, key)
+        if link.scope == "per link" and link.count:
+            found[f"{name}, all {link.count} links, {link.count * link.bandwidth / 1e9:g} GB/s"] = (
+                link.count * link.bandwidth
+            )
+            found[f"{name}, one link, {link.bandwidth / 1e9:g} GB/s"] = link.bandwidth
+        else:
+            found[f"{name}, {link.bandwidth / 1e9:g} GB/s"] = link.bandwidth
+    return dict(sorted(found.items(), key=lambda item: -item[1]))
+
+
+def plot_link_rooflines(chip: str | Accelerator, *, dtype: str = "bf16", ax: Axes | None = None) -> Axes:
+    """One chip's network rooflines: its peak over each off-chip link of the spec table (:func:`link_bandwidths`).
+
+    The x-axis is the intensity with respect to the link: FLOPs per byte that
+    crosses it. Each line bends at its ridge, peak / link bandwidth. Returns the
+    matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_link_rooflines("tpu-v5e", ax=ax)
+    >>> ax.get_xlabel()
+    'FLOPs per byte sent over the link'
+    >>> plt.close(fig)
+    """
+    bws = link_bandwidths(chip)
+    if not bws:
+        raise ValueError(f"{get_accelerator(chip).name} has no off-chip links in the spec table")
+    ax = plot_roofline(chip, dtype=dtype, bandwidths=bws, ax=ax)
+    ax.set_xlabel("FLOPs per byte sent over the link")
     return ax
 
 
