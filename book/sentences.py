@@ -107,17 +107,52 @@ MEASURE: dict[str, str] = {
         "and 80% of a lower plateau is reached at a lower intensity."
     ),
     "unsteady_dip": (
-        "does not rise steadily: at B = {b} it runs at only {pct:.0f}% of its rate at B = {ref}, a smaller size. "
-        "A measured matmul does not slow down that much for more work; other work on the build machine slowed "
-        "some sizes, so this run is too noisy to place a knee or a plateau"
+        "does not rise steadily: at B = {b} it runs at only {pct:.0f}% of its rate at B = {ref}, a smaller size, "
+        "and its timed runs spread from {fast:.2f} to {slow:.2f} ms. Other work on the build machine slowed some "
+        "of them, so this run is too noisy to place a knee or a plateau"
     ),
     "unsteady_drop": (
-        "does not level off: at B = {b} it runs at only {pct:.0f}% of its best rate, reached at B = {ref}. A "
-        "measured matmul does not slow down that much for more work; other work on the build machine slowed "
-        "some sizes, so this run is too noisy to place a knee or a plateau"
+        "does not level off: at B = {b} it runs at only {pct:.0f}% of its best rate, reached at B = {ref}, "
+        "and its timed runs spread from {fast:.2f} to {slow:.2f} ms. Other work on the build machine slowed some "
+        "of them, so this run is too noisy to place a knee or a plateau"
+    ),
+    "steady_dip": (
+        "does not rise steadily: at B = {b} it runs at only {pct:.0f}% of its rate at B = {ref}, a smaller size. "
+        "Its timed runs agree to within {spread:.0f}%, so no single slowed run explains it: something costs "
+        "extra at that size every time (BLAS changing its kernel or its blocking, or other work that ran "
+        "throughout), and a knee or a plateau cannot be placed on a curve that does not rise to one"
+    ),
+    "steady_drop": (
+        "does not level off: at B = {b} it runs at only {pct:.0f}% of its best rate, reached at B = {ref}. "
+        "Its timed runs agree to within {spread:.0f}%, so no single slowed run explains it: something costs "
+        "extra at that size every time (BLAS changing its kernel or its blocking, or other work that ran "
+        "throughout), and a knee or a plateau cannot be placed on a curve that does not rise to one"
     ),
     "reason_unsteady": (
         "To see where the curve bends, measure again on an idle machine (python -m rooflinelib measure)."
+    ),
+    "reason_steady_dip": (
+        "A second run (python -m rooflinelib measure) tells the two apart: a cost of BLAS comes back at the "
+        "same size, other work does not."
+    ),
+    "left_cache_one": (
+        "The point at B = {b} is left out of the knee test: it ran {ratio:.1f} times faster than the main-memory "
+        "roof allows, so a cache fed part of its bytes (see below), and the knee is about main memory."
+    ),
+    "left_cache_many": (
+        "The {n} points that ran above the main-memory roof, between B = {first} and B = {last} and up to "
+        "{ratio:.1f} times faster than it allows, are left out of the knee test: a cache fed part of their bytes "
+        "(see below), and the knee is about main memory."
+    ),
+    "left_matvec": (
+        "The point at B = 1 is left out too: its FLOPs/s were {ratio:.1f} times those of B = 2. At B = 1 BLAS runs "
+        "its matrix–vector routine; from B = 2 on it runs the matrix–matrix one, which first copies the "
+        "weights into the layout its kernel reads (packing, see below)."
+    ),
+    "left_matvec_only": (
+        "The point at B = 1 is left out of the knee test: its FLOPs/s were {ratio:.1f} times those of B = 2. At B = 1 "
+        "BLAS runs its matrix–vector routine; from B = 2 on it runs the matrix–matrix one, which first copies "
+        "the weights into the layout its kernel reads (packing, see below)."
     ),
     "reason_late_fixed": (
         "The sweep bends later than the model: at {count} of the sizes below the knee it runs under 80% of "
@@ -132,8 +167,12 @@ MEASURE: dict[str, str] = {
     ),
     "caption_steady": "As B grows, the matmul points climb towards the flat roof.",
     "caption_unsteady": (
-        "In this run the matmul points do not climb steadily towards the flat roof: the sweep is too noisy to "
-        "read a knee or a plateau from (see below)."
+        "In this run the matmul points do not climb steadily towards the flat roof, so no knee or plateau is "
+        "read from them (see below)."
+    ),
+    "caption_left_out": (
+        "As B grows, the matmul points climb towards the flat roof; the points the knee test leaves out are "
+        "named below."
     ),
     "caption_few": "The sweep has too few sizes to show how the points climb.",
     "reason_late": "The sweep bends later than the model.",
@@ -168,6 +207,12 @@ MEASURE: dict[str, str] = {
         "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
         "above: a different loop over different sizes, on one core too.)"
     ),
+    "levels_steps_alloc": (
+        "One core moves {first:.0f} GB/s while its working set fits in L{level}, and {dram:.0f} GB/s from main "
+        "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
+        "above, near the 1.5 that write-allocate predicts: the copy is credited with two arrays and moves "
+        "three, while acc += x writes only lines it has just read, so it moves what it is credited with.)"
+    ),
     "levels_steps_apart": (
         "One core moves {first:.0f} GB/s while its working set fits in L{level}, and {dram:.0f} GB/s from main "
         "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
@@ -192,7 +237,9 @@ MEASURE: dict[str, str] = {
     "cores_topology": "sysfs topology: the physical cores this process may use",
     "cores_cpu_count": "the logical CPUs this process may use, each assumed to be a core",
     "clock_cpufreq": "sysfs cpufreq: the highest clock the kernel may set",
-    "clock_cpuinfo": "cpu MHz in /proc/cpuinfo: the clock when it was read (under a hypervisor, usually the nominal one)",
+    "clock_cpuinfo": (
+        "cpu MHz in /proc/cpuinfo: under a hypervisor, the nominal clock; a core under load may run well above it"
+    ),
     "clock_none": "nothing: Linux does not report it here",
     "simd_bits": "{bits} bits, {lanes} float32 lanes",
     "simd_avx512f": "flag avx512f in /proc/cpuinfo",
@@ -207,7 +254,9 @@ MEASURE: dict[str, str] = {
     "fma_asimd": "flag asimd in /proc/cpuinfo (Arm NEON has FMA)",
     "fma_none": "no FMA flag in /proc/cpuinfo",
     "fma_per_cycle_assumed": (
-        "assumed: Linux does not report it; two is right for most x86 cores since 2013 (Intel Haswell, AMD Zen)"
+        "assumed: Linux does not report it. Two 256-bit FMAs per cycle is right for Intel cores since Haswell and "
+        "AMD cores since Zen 2; two 512-bit ones only for Xeon Gold 6000 and Platinum cores and server Zen 5, "
+        "elsewhere one (Zen 4 splits each 512-bit FMA in two), which halves the prediction"
     ),
     "pred_value": (
         "With these figures the float32 prediction is {cores} × {ghz:.3f} GHz × {lanes} × {fma} × {flops} = "
@@ -223,7 +272,15 @@ MEASURE: dict[str, str] = {
     ),
     "pred_close": (
         "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction: BLAS keeps the vector "
-        "units nearly full."
+        "units busy for most of the cycles these figures count."
+    ),
+    "pred_nominal": (
+        "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction. That share does not say how "
+        "full BLAS keeps the vector units: the clock in the prediction is the nominal one, and a core under load "
+        "often runs well above it (a turbo clock that a virtual machine does not report), while a core that "
+        "starts fewer 512-bit FMAs per cycle than assumed has a lower ceiling. The true in-core peak may lie "
+        "above or below the prediction, by factors this page cannot read; only a loop timed on the core itself "
+        "(a microbenchmark of FMAs, or the cycles a profiler such as perf stat counts) settles it."
     ),
     "pred_gap": (
         "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction. The gap has several "
@@ -319,9 +376,20 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     "threads_note": ("threads_many", "threads_one", "threads_unknown"),
     "dot_side": ("dot_left", "dot_right"),
     "dot_above": ("dot_above_all", "dot_above_some", "dot_above_longest", "dot_above_none"),
-    "sweep_caption": ("caption_steady", "caption_unsteady", "caption_few"),
+    "sweep_caption": ("caption_steady", "caption_unsteady", "caption_few", "caption_left_out"),
     "sweep_range": ("sweep_range",),
-    "knee_sentence": ("knee_few", "knee_first_below", "knee_first_above", "knee_at", "unsteady_dip", "unsteady_drop"),
+    "knee_sentence": (
+        "knee_few",
+        "knee_first_below",
+        "knee_first_above",
+        "knee_at",
+        "unsteady_dip",
+        "unsteady_drop",
+        "steady_dip",
+        "steady_drop",
+    ),
+    "knee_left_cache": ("left_cache_one", "left_cache_many", None),
+    "knee_left_matvec": ("left_matvec", "left_matvec_only", None),
     "model_knee": ("model_knee_ratio", "model_knee", None),
     "knee_reason": (
         "reason_few",
@@ -331,10 +399,11 @@ ROLES: dict[str, tuple[str | None, ...]] = {
         "reason_late",
         "reason_good",
         "reason_unsteady",
+        "reason_steady_dip",
     ),
     "above_roof": ("above_some", "above_many", "above_none"),
     "cache_note": ("caches_none", "caches_one", "caches_two", "caches_three"),
-    "stair_main": ("levels_none", "levels_no_dram", "levels_steps", "levels_steps_apart"),
+    "stair_main": ("levels_none", "levels_no_dram", "levels_steps", "levels_steps_alloc", "levels_steps_apart"),
     "stair_steps": ("levels_rise", "levels_flat", "levels_down", None),
     "cpu_cores": (None, "not_reported"),
     "cpu_cores_from": ("cores_topology", "cores_cpu_count", "not_reported"),
@@ -346,7 +415,7 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     "cpu_fma_from": ("fma_fma", "fma_fma4", "fma_asimd", "fma_none"),
     "cpu_fma_per_cycle_from": ("fma_per_cycle_assumed",),
     "pred_value": ("pred_value", "pred_no_cores", "pred_no_clock", "pred_no_simd"),
-    "pred_verdict": ("pred_above", "pred_close", "pred_gap", "pred_far", None),
+    "pred_verdict": ("pred_above", "pred_close", "pred_nominal", "pred_gap", "pred_far", None),
     "pred_scalar": ("scalar", "scalar_above", None),
     "place_sentence": (
         "place_none",
@@ -368,6 +437,8 @@ ROLES: dict[str, tuple[str | None, ...]] = {
 OUTSIDE = "; the prediction lies outside the sizes measured, so compare the two with care"
 #: The longest a call's fixed costs take (thread wake-up, set-up): a gap above it is not "microseconds".
 FIXED_COST_S = 1e-4
+#: How far a point's median run may lie above its fastest for its timed runs to count as agreeing (10%).
+SPREAD = 0.10
 
 
 def say(key: str, **values: float) -> str:
@@ -392,40 +463,70 @@ def templates() -> list[str]:
 def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
     """The glued values of the measure page's knee paragraph and first figure's caption, for measurement ``m``.
 
-    The knee and the plateau are only spoken of when the sweep rises to a plateau
-    (:func:`rooflinelib.sweep_shape`); a sweep too noisy for them gets a sentence
-    that says so. A late bend is put down to a call's fixed costs only when the
-    slow sizes lose no more than :data:`FIXED_COST_S` each.
+    The knee is read from :func:`rooflinelib.knee_sweep`: the sweep less its
+    cache-fed points and a ``B = 1`` point that ran faster than ``B = 2`` (the
+    matrix–vector routine), each named in ``knee_left_cache`` and ``knee_left_matvec``. The knee and the
+    plateau are only spoken of when the rest rises to a plateau
+    (:func:`rooflinelib.sweep_shape`). A sweep that does not is called noisy only
+    when the failing point's own timed runs spread (median more than
+    :data:`SPREAD` above the fastest); runs that agree point to a cost at that
+    size, and the sentence says so. A late bend is put down to a call's fixed
+    costs only when the slow sizes lose no more than :data:`FIXED_COST_S` each.
 
     Example
     -------
     >>> from rooflinelib.measure import MachineMeasurement, Point
-    >>> def mm(B, s):
+    >>> def mm(B, s, median=None):
     ...     return Point("matmul", "fp32", {"B": B, "D": 64, "F": 64}, 2 * B * 64 * 64, 4 * (2 * B * 64 + 64 * 64),
-    ...                  s, s, s, 3, 1)
+    ...                  median or s, s, 4 * s, 3, 1)
     >>> copy = Point("copy", "fp32", {"n": 1000}, 0, 8e3, 1e-6, 1e-6, 1e-6, 3, 1)
-    >>> noisy = [mm(16, 1e-6), mm(32, 3e-5), mm(64, 2e-6), mm(128, 4e-5)]
+    >>> noisy = [mm(16, 1e-6), mm(32, 3e-5, 6e-5), mm(64, 2e-6), mm(128, 4e-5, 8e-5)]
     >>> m = MachineMeasurement(machine={}, stream={"copy": copy}, sweep=noisy, sweep_D=64)
-    >>> knee_paragraph(m)["knee_sentence"][:35]
-    'does not rise steadily: at B = 32 i'
+    >>> said = knee_paragraph(m)
+    >>> said["knee_left_cache"][:51], said["knee_sentence"][:35]
+    ('The point at B = 16 is left out of the knee test: i', 'does not level off: at B = 128 it r')
     """
     import rooflinelib as rl
 
     peak, bw, D = m.peak_flops("fp32"), m.bandwidth("copy"), m.sweep_D
-    pts = sorted(m.sweep, key=lambda p: p.sizes["B"])
-    sizes = [p.sizes["B"] for p in pts]
-    roofs = [float(rl.attainable_flops(p.intensity, peak, bw)) for p in pts]
+    everything = sorted(m.sweep, key=lambda p: p.sizes["B"])
+    all_sizes = [p.sizes["B"] for p in everything]
     b_pred = float(rl.critical_batch_size(peak, bw, D, D, precision="fp32"))
-    b_model = rl.knee_batch_size(sizes, roofs)
-    out = {"D": f"{D}", "b_pred": f"{b_pred:.1f}", "n_sweep": f"{len(pts)}",
-           "sweep_range": say("sweep_range", first=sizes[0], last=sizes[-1])}  # fmt: skip
-    shape = rl.sweep_shape(sizes, [p.flops_per_s for p in pts])
+    out = {"D": f"{D}", "b_pred": f"{b_pred:.1f}", "n_sweep": f"{len(everything)}",
+           "sweep_range": say("sweep_range", first=all_sizes[0], last=all_sizes[-1])}  # fmt: skip
+    k = rl.knee_sweep(m, "fp32")
+    pts, shape = k.points, k.shape
+    # each its own glued sentence, so that an edition finds each in its catalog
+    out["knee_left_cache"] = out["knee_left_matvec"] = ""
+    if k.cache_fed:
+        ratios = [p.flops_per_s / (bw * p.intensity) for p in k.cache_fed]
+        fed_sizes = [p.sizes["B"] for p in k.cache_fed]
+        out["knee_left_cache"] = (
+            say("left_cache_one", b=fed_sizes[0], ratio=ratios[0]) if len(fed_sizes) == 1 else
+            say("left_cache_many", n=len(fed_sizes), first=fed_sizes[0], last=fed_sizes[-1], ratio=max(ratios))
+        )  # fmt: skip
+    if k.matvec is not None:
+        ratio = k.matvec.flops_per_s / pts[0].flops_per_s  # FLOPs/s at B = 1 over FLOPs/s at B = 2
+        out["knee_left_matvec"] = say("left_matvec" if k.cache_fed else "left_matvec_only", ratio=ratio)
+    left = [out["knee_left_cache"], out["knee_left_matvec"]]
+    left = [text for text in left if text]
     if shape.problem in ("dip", "drop"):
         assert shape.B is not None and shape.share is not None and shape.reference_B is not None
-        out["knee_sentence"] = say(f"unsteady_{shape.problem}", b=int(shape.B), pct=100 * shape.share,
-                                   ref=int(shape.reference_B))  # fmt: skip
-        out.update(model_knee="", knee_reason=say("reason_unsteady"), sweep_caption=say("caption_unsteady"))
+        bad = next(p for p in pts if p.sizes["B"] == shape.B)
+        spread = bad.median_s / bad.min_s - 1
+        if spread > SPREAD:
+            out["knee_sentence"] = say(f"unsteady_{shape.problem}", b=int(shape.B), pct=100 * shape.share,
+                                       ref=int(shape.reference_B), fast=bad.min_s * 1e3, slow=bad.max_s * 1e3)  # fmt: skip
+            reason = say("reason_unsteady")
+        else:
+            out["knee_sentence"] = say(f"steady_{shape.problem}", b=int(shape.B), pct=100 * shape.share,
+                                       ref=int(shape.reference_B), spread=100 * spread)  # fmt: skip
+            reason = say("reason_steady_dip")
+        out.update(model_knee="", knee_reason=reason, sweep_caption=say("caption_unsteady"))
         return out
+    sizes = [p.sizes["B"] for p in pts]
+    roofs = [float(rl.attainable_flops(p.intensity, peak, bw)) for p in pts]
+    b_model = rl.knee_batch_size(sizes, roofs)
     b_meas = rl.measured_knee(pts)
     has_ratio = False  # whether the knee sentence gives a ratio to B*
     if math.isnan(b_meas):  # too few sizes to tell a bend from noise
@@ -437,7 +538,7 @@ def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
     if not sizes[0] <= b_pred <= sizes[-1]:
         knee += OUTSIDE
     out["knee_sentence"] = knee
-    # the model's own curve, sampled at the sweep's sizes and read the same way: what a perfect fit would measure
+    # the model's own curve, sampled at the sizes the knee is read from and read the same way: a perfect fit
     out["model_knee"] = say("model_knee_ratio" if has_ratio else "model_knee", b=b_model, ratio=b_model / b_pred)
     plateau = max(p.flops_per_s for p in pts) / peak
     ratio = b_meas / b_model  # 1 when the sweep bends where the model does (nan with too few sizes)
@@ -458,7 +559,8 @@ def knee_paragraph(m: MachineMeasurement) -> dict[str, str]:
     else:
         reason = say("reason_good")
     out["knee_reason"] = reason
-    out["sweep_caption"] = say("caption_few" if shape.problem == "few" else "caption_steady")
+    caption = "caption_few" if shape.problem == "few" else "caption_left_out" if left else "caption_steady"
+    out["sweep_caption"] = say(caption)
     return out
 
 
@@ -494,6 +596,8 @@ def prediction(cpu: CpuFigures, peak: float) -> dict[str, str]:
         key = (
             "pred_above"
             if share > 1.1
+            else "pred_nominal"  # a nominal clock: the share says nothing about how full the units are
+            if cpu.clock_from == "cpuinfo"
             else "pred_close"
             if share >= 0.75
             else "pred_gap"

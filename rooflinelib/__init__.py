@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from rooflinelib.estimate import MatmulEstimate, chip_critical_batch_size, estimate_matmul
 from rooflinelib.matmul import (
     critical_batch_size,
+    data_parallel_critical_batch,
     matmul_bytes,
     matmul_bytes_loaded,
     matmul_bytes_written,
@@ -36,6 +37,8 @@ from rooflinelib.matmul import (
     matmul_intensity,
     per_example_matmul_bytes,
     per_example_matmul_intensity,
+    ring_allgather_bytes,
+    ring_allreduce_bytes,
     sharded_matmul_critical_d,
     sharded_matmul_t_comms,
     sharded_matmul_t_math,
@@ -43,6 +46,8 @@ from rooflinelib.matmul import (
     tiled_matmul_bytes,
     tiled_matmul_flops,
     tiled_matmul_intensity,
+    weight_gather_critical_batch,
+    weight_gather_t_comms,
 )
 from rooflinelib.models import (
     MODELS,
@@ -118,6 +123,7 @@ if TYPE_CHECKING:
     from rooflinelib.explorer import Explorer, explore, plot_explore
     from rooflinelib.measure import (
         MachineMeasurement,
+        knee_sweep,
         load_measurement,
         measure_machine,
         measured_knee,
@@ -134,6 +140,7 @@ if TYPE_CHECKING:
         plot_decode_time,
         plot_hierarchical_roofline,
         plot_layer_matmuls,
+        plot_link_rooflines,
         plot_matmul_batch,
         plot_measured_knee,
         plot_measurement,
@@ -162,6 +169,7 @@ _LAZY = {
     "load_measurement": "rooflinelib.measure",
     "measure_machine": "rooflinelib.measure",
     "measured_knee": "rooflinelib.measure",
+    "knee_sweep": "rooflinelib.measure",
     "memory_levels": "rooflinelib.measure",
     "place_points": "rooflinelib.measure",
     "read_cpu_figures": "rooflinelib.measure",
@@ -177,6 +185,7 @@ _LAZY = {
     "plot_measured_knee": "rooflinelib.plotting",
     "plot_measurement": "rooflinelib.plotting",
     "plot_overhead_floor": "rooflinelib.plotting",
+    "plot_link_rooflines": "rooflinelib.plotting",
     "plot_published_roofline": "rooflinelib.plotting",
     "plot_published_sweeps": "rooflinelib.plotting",
     "plot_roofline": "rooflinelib.plotting",
@@ -227,6 +236,7 @@ __all__ = [
     "chips_to_fit",
     "critical_batch_size",
     "critical_intensity",
+    "data_parallel_critical_batch",
     "decode_context_limit",
     "decode_critical_batch",
     "decode_step_time",
@@ -248,6 +258,7 @@ __all__ = [
     "in_core_peak",
     "is_compute_bound",
     "knee_batch_size",
+    "knee_sweep",
     "kv_cache_bytes_per_token",
     "kv_head_copies",
     "layer_matmuls",
@@ -280,6 +291,7 @@ __all__ = [
     "plot_explore",
     "plot_hierarchical_roofline",
     "plot_layer_matmuls",
+    "plot_link_rooflines",
     "plot_matmul_batch",
     "plot_measured_knee",
     "plot_measurement",
@@ -291,6 +303,8 @@ __all__ = [
     "published_matmuls",
     "read_cpu_figures",
     "reference_measurements",
+    "ring_allgather_bytes",
+    "ring_allreduce_bytes",
     "runtime_bounds",
     "sharded_matmul_critical_d",
     "sharded_matmul_t_comms",
@@ -304,4 +318,6 @@ __all__ = [
     "tiled_matmul_flops",
     "tiled_matmul_intensity",
     "weight_bytes",
+    "weight_gather_critical_batch",
+    "weight_gather_t_comms",
 ]

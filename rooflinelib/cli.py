@@ -129,9 +129,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     from rooflinelib import matmul as mm
-    from rooflinelib.measure import measure_machine, measured_knee, memory_levels
+    from rooflinelib.measure import knee_sweep, measure_machine, measured_knee, memory_levels
     from rooflinelib.plotting import plot_measurement
-    from rooflinelib.roofline import sweep_shape
 
     out = Path(args.out)
     try:  # before measuring, so a bad folder fails at once
@@ -158,14 +157,19 @@ def cmd_measure(args: argparse.Namespace) -> int:
         print(f"one core, by level: {', '.join(levels)}")
     dtype = m.sweep[0].dtype if m.sweep else next(iter(m.peak))
     b_star = mm.critical_batch_size(m.peak_flops(dtype), m.bandwidth(), m.sweep_D, m.sweep_D, precision=dtype)
-    shape = sweep_shape([p.sizes["B"] for p in m.sweep], [p.flops_per_s for p in m.sweep]) if m.sweep else None
+    kept = knee_sweep(m, dtype) if m.sweep else None
+    shape = kept.shape if kept is not None else None
     if shape is not None and shape.problem in ("dip", "drop"):
         measured = (
             f"none: the sweep does not rise steadily to a plateau (at B = {shape.B:g} it runs at "
-            f"{shape.share:.0%} of its rate at B = {shape.reference_B:g}); measure again on an idle machine"
+            f"{shape.share:.0%} of its rate at B = {shape.reference_B:g}); measure again to tell a cost at "
+            "that size (it comes back) from other work on the machine (it does not)"
         )
     else:
-        measured = f"{measured_knee(m.sweep):.1f}"
+        measured = f"{measured_knee(kept.points if kept else m.sweep):.1f}"
+    if kept is not None and (kept.cache_fed or kept.matvec is not None):
+        left = [p.sizes["B"] for p in kept.cache_fed] + ([1] if kept.matvec is not None else [])
+        measured += f" (left out: B = {', '.join(map(str, sorted(left)))}, cache-fed or matrix-vector)"
     print(f"knee at D = F = {m.sweep_D}: predicted B = {b_star:.1f}, measured B = {measured}")
     cut = " (budget reached: some sizes skipped)" if m.truncated else ""
     print(f"took {m.elapsed_s:.1f} s{cut}; wrote {json_path} and {out / 'roofline.png'}")

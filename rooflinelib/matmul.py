@@ -20,6 +20,7 @@ __all__ = [
     "DTYPE_BYTES",
     "Precision",
     "critical_batch_size",
+    "data_parallel_critical_batch",
     "dot_bytes",
     "dot_flops",
     "dtype_bytes",
@@ -30,6 +31,8 @@ __all__ = [
     "matmul_intensity",
     "per_example_matmul_bytes",
     "per_example_matmul_intensity",
+    "ring_allgather_bytes",
+    "ring_allreduce_bytes",
     "sharded_matmul_critical_d",
     "sharded_matmul_t_comms",
     "sharded_matmul_t_math",
@@ -37,6 +40,8 @@ __all__ = [
     "tiled_matmul_bytes",
     "tiled_matmul_flops",
     "tiled_matmul_intensity",
+    "weight_gather_critical_batch",
+    "weight_gather_t_comms",
 ]
 
 
@@ -306,6 +311,131 @@ def sharded_matmul_critical_d(
     bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
     _, _, bo = Precision.from_any(precision).bytes
     return _out(bo * peak / bw)
+
+
+def ring_allgather_bytes(num_bytes: ArrayLike, n_chips: int) -> FloatOrArray:
+    """Bytes each chip receives when a ring all-gathers a tensor of ``num_bytes``: ``(n - 1) / n`` of it.
+
+    Each of the ``n`` chips starts with ``1 / n`` of the tensor and needs the
+    other ``n - 1`` pieces; a ring passes them on one hop at a time, so every
+    chip receives (and sends) ``n - 1`` pieces.
+
+    Examples
+    --------
+    >>> ring_allgather_bytes(8.0, 4)     # 3 of the 4 quarters arrive
+    6.0
+    >>> ring_allgather_bytes(8.0, 1)     # one chip already has it all
+    0.0
+    """
+    n = int(as_size("n_chips", n_chips, scalar=True))
+    return _out((n - 1) / n * np.asarray(as_number("num_bytes", num_bytes, "bytes", allow_zero=True), float))
+
+
+def ring_allreduce_bytes(num_bytes: ArrayLike, n_chips: int) -> FloatOrArray:
+    """Bytes each chip sends in a ring all-reduce of ``num_bytes``: ``2 (n - 1) / n`` of it.
+
+    An all-reduce is a reduce-scatter (each chip ends with the sum of one
+    ``1 / n`` piece, having passed ``n - 1`` pieces on) followed by an
+    all-gather of those sums (``n - 1`` pieces more).
+
+    Examples
+    --------
+    >>> ring_allreduce_bytes(8.0, 4)     # 2 x 3 quarters
+    12.0
+    >>> ring_allreduce_bytes(8.0, 2)     # two chips: each sends half, then the other half's sum
+    8.0
+    """
+    return _out(2 * np.asarray(ring_allgather_bytes(num_bytes, n_chips), float))
+
+
+def weight_gather_t_comms(
+    D: ArrayLike,
+    F: ArrayLike,
+    link_bandwidth: ArrayLike,
+    *,
+    n_chips: int,
+    links: int = 1,
+    precision: PrecisionLike = "bf16",
+) -> FloatOrArray:
+    """Time to all-gather a weight ``Y[D, F]`` sharded over a ring of ``n_chips``, onto every chip.
+
+    Each chip receives :func:`ring_allgather_bytes` of the ``w D F`` weight
+    bytes, over ``links`` links at once, each ``link_bandwidth`` bytes/s one way
+    (``links=1``: a one-way ring; 2: a ring that sends both ways; more: a torus).
+
+    Examples
+    --------
+    >>> weight_gather_t_comms(1, 4.5e10, 4.5e10, n_chips=2)   # half of 2 * 4.5e10 bytes at 4.5e10 bytes/s
+    1.0
+    """
+    _, bw_bytes, _ = Precision.from_any(precision).bytes
+    D, F = _sizes(D=D, F=F)
+    k = int(as_size("links", links, scalar=True))
+    received = ring_allgather_bytes(bw_bytes * np.asarray(D) * np.asarray(F), n_chips)
+    return _out(np.asarray(received) / (k * np.asarray(as_number("link_bandwidth", link_bandwidth, "bytes/s"))))
+
+
+def weight_gather_critical_batch(
+    peak_flops: ArrayLike,
+    link_bandwidth: ArrayLike,
+    *,
+    n_chips: int | None = None,
+    links: int = 1,
+    precision: PrecisionLike = "bf16",
+) -> FloatOrArray:
+    """Tokens per chip above which ``[B, D] @ [D, F]`` outlasts the all-gather of its weights (FSDP-style).
+
+    Each chip multiplies its own ``B`` tokens by the whole weight,
+    ``T_math = 2 B D F / P``, after gathering it,
+    ``T_comms = w D F (n - 1) / (n k W)`` (:func:`weight_gather_t_comms`). ``D F``
+    cancels, so the threshold is in the batch:
+    ``B > w (n - 1) / (2 n) * P / (k W)``, which for bf16 (``w = 2``) and many
+    chips is ``P / (k W)``. ``n_chips=None`` gives that many-chip limit.
+
+    Examples
+    --------
+    >>> round(weight_gather_critical_batch(1.97e14, 4.5e10))            # TPU v5e, one ICI link
+    4378
+    >>> round(weight_gather_critical_batch(1.97e14, 4.5e10, links=4))   # all four
+    1094
+    >>> round(weight_gather_critical_batch(1.97e14, 4.5e10, n_chips=2))
+    2189
+    """
+    peak = as_number("peak_flops", peak_flops, "FLOP/s")
+    bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
+    _, bw_bytes, _ = Precision.from_any(precision).bytes
+    k = int(as_size("links", links, scalar=True))
+    share = 1.0 if n_chips is None else float(ring_allgather_bytes(1.0, n_chips))
+    return _out(bw_bytes * share / 2 * np.asarray(peak) / (k * np.asarray(bw)))
+
+
+def data_parallel_critical_batch(
+    peak_flops: ArrayLike,
+    link_bandwidth: ArrayLike,
+    *,
+    n_chips: int | None = None,
+    links: int = 1,
+    precision: PrecisionLike = "bf16",
+) -> FloatOrArray:
+    """Tokens per chip above which a training step of ``[B, D] @ [D, F]`` outlasts the all-reduce of its gradient.
+
+    Forward and backward take ``6 B D F`` FLOPs per chip (``2 B D F`` forward,
+    twice that backward); the gradient of ``Y[D, F]``, ``w D F`` bytes, is
+    all-reduced over a ring (:func:`ring_allreduce_bytes`) through ``links``
+    links of ``link_bandwidth`` bytes/s each, one way. ``D F`` cancels:
+    ``B > w (n - 1) / (3 n) * P / (k W)``; ``n_chips=None`` is the many-chip limit.
+
+    Examples
+    --------
+    >>> round(data_parallel_critical_batch(1.97e14, 4.5e10))   # TPU v5e, one ICI link: two thirds of 4378
+    2919
+    """
+    peak = as_number("peak_flops", peak_flops, "FLOP/s")
+    bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
+    _, bw_bytes, _ = Precision.from_any(precision).bytes
+    k = int(as_size("links", links, scalar=True))
+    share = 2.0 if n_chips is None else float(ring_allreduce_bytes(1.0, n_chips))
+    return _out(bw_bytes * share / 6 * np.asarray(peak) / (k * np.asarray(bw)))
 
 
 def square_matmul_size_for_time(

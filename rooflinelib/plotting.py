@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OKABE_ITO",
     "REGION_COLOURS",
+    "link_bandwidths",
     "plot_bandwidth_staircase",
     "plot_compute_roofs",
     "plot_decode_context",
@@ -36,6 +37,7 @@ __all__ = [
     "plot_decode_time",
     "plot_hierarchical_roofline",
     "plot_layer_matmuls",
+    "plot_link_rooflines",
     "plot_matmul_batch",
     "plot_measured_knee",
     "plot_measurement",
@@ -222,6 +224,58 @@ def plot_roofline(
     ax.grid(True, which="major", alpha=0.3)
     if legend:
         ax.legend(loc="lower right")
+    return ax
+
+
+def link_bandwidths(chip: str | Accelerator) -> dict[str, float]:
+    """A chip's off-chip links from the spec table, as ``{label: bytes/s}``, fastest first.
+
+    A link kind the table gives per physical link, with a count, appears twice:
+    one link, and all of them together. Bandwidths are one way (TPU PCIe and DCN:
+    the book's per-TPU figures, direction not stated).
+
+    Examples
+    --------
+    >>> link_bandwidths("tpu-v5e")
+    {'ICI, all 4 links, 180 GB/s': 180000000000.0, 'ICI, one link, 45 GB/s': 45000000000.0, \
+'PCIe, 16 GB/s': 16000000000.0, 'DCN, 3.125 GB/s': 3125000000.0}
+    """
+    acc = get_accelerator(chip)
+    names = {"ici": "ICI", "nvlink": "NVLink", "pcie": "PCIe", "dcn": "DCN", "infinity-fabric": "Infinity Fabric"}
+    found: dict[str, float] = {}
+    for key, link in acc.links.items():
+        name = names.get(key, key)
+        if link.scope == "per link" and link.count:
+            found[f"{name}, all {link.count} links, {link.count * link.bandwidth / 1e9:g} GB/s"] = (
+                link.count * link.bandwidth
+            )
+            found[f"{name}, one link, {link.bandwidth / 1e9:g} GB/s"] = link.bandwidth
+        else:
+            found[f"{name}, {link.bandwidth / 1e9:g} GB/s"] = link.bandwidth
+    return dict(sorted(found.items(), key=lambda item: -item[1]))
+
+
+def plot_link_rooflines(chip: str | Accelerator, *, dtype: str = "bf16", ax: Axes | None = None) -> Axes:
+    """One chip's network rooflines: its peak over each off-chip link of the spec table (:func:`link_bandwidths`).
+
+    The x-axis is the intensity with respect to the link: FLOPs per byte that
+    crosses it. Each line bends at its ridge, peak / link bandwidth. Returns the
+    matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_link_rooflines("tpu-v5e", ax=ax)
+    >>> ax.get_xlabel()
+    'FLOPs per byte sent over the link'
+    >>> plt.close(fig)
+    """
+    bws = link_bandwidths(chip)
+    if not bws:
+        raise ValueError(f"{get_accelerator(chip).name} has no off-chip links in the spec table")
+    ax = plot_roofline(chip, dtype=dtype, bandwidths=bws, ax=ax)
+    ax.set_xlabel("FLOPs per byte sent over the link")
     return ax
 
 
@@ -417,9 +471,11 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     The roofline is drawn over a fine grid of batch sizes that includes the predicted
     critical batch size ``B*`` itself, so its bend sits at ``B*`` rather than at the
     nearest size measured. Dashed: ``B*``; dotted: the measured knee
-    (:func:`rooflinelib.measured_knee`), drawn only when the sweep rises to a
-    plateau (:func:`rooflinelib.sweep_shape`): a noisy sweep has no knee to
-    mark. Returns the matplotlib Axes drawn on.
+    (:func:`rooflinelib.measured_knee`) of the points :func:`rooflinelib.knee_sweep`
+    keeps, drawn only when they rise to a plateau (:func:`rooflinelib.sweep_shape`):
+    a sweep that does not has no knee to mark. Points the knee test leaves out
+    (cache-fed, or a matrix–vector ``B = 1``) are drawn hollow. Returns the
+    matplotlib Axes drawn on.
 
     Examples
     --------
@@ -432,7 +488,7 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     'log'
     >>> plt.close(fig)
     """
-    from rooflinelib.measure import measured_knee
+    from rooflinelib.measure import knee_sweep, measured_knee
 
     dtype = dtype or (m.sweep[0].dtype if m.sweep else "fp32")
     pts = sorted((p for p in m.sweep if p.dtype == dtype), key=lambda p: p.sizes["B"])
@@ -449,10 +505,15 @@ def plot_measured_knee(m: MachineMeasurement, *, dtype: str | None = None, ax: A
     model = roofline.attainable_flops(intensity, peak, bw)
     ax = _current_axes(ax)
     ax.plot(sizes, [p.flops_per_s for p in pts], "o-", color=OKABE_ITO[2], label="measured")
+    kept = knee_sweep(m, dtype)
+    left_out = [p for p in pts if p not in kept.points]
+    if left_out:
+        ax.plot([p.sizes["B"] for p in left_out], [p.flops_per_s for p in left_out], "o", mfc="white",
+                color=OKABE_ITO[2], label="left out of the knee test")  # fmt: skip
     ax.plot(grid, model, color=OKABE_ITO[1], lw=2, label="roofline from measured P, W")
     ax.axvline(b_star, color=OKABE_ITO[1], ls="--", lw=1, label=f"predicted B* ≈ {b_star:.1f}")
-    knee = measured_knee(pts)
-    if not np.isnan(knee) and roofline.sweep_shape(sizes, [p.flops_per_s for p in pts]).steady:
+    knee = measured_knee(kept.points)
+    if not np.isnan(knee) and kept.shape.steady:
         ax.axvline(knee, color=OKABE_ITO[2], ls=":", lw=1.5, label=f"measured knee ≈ {knee:.1f}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

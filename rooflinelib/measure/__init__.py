@@ -18,7 +18,7 @@ The modules, one job each:
   :func:`get_backend`; :class:`NumpyBackend` (the CPU's BLAS, always there),
   :class:`TorchBackend` and :class:`JaxBackend` (optional; imported only when built);
 - :mod:`~rooflinelib.measure.results`: :class:`Point` and :class:`MachineMeasurement`,
-  plain data that round-trips through JSON, and :func:`measured_knee`;
+  plain data that round-trips through JSON, :func:`measured_knee` and :func:`knee_sweep`;
 - :mod:`~rooflinelib.measure.sweep`: one operation timed into a :class:`Point`, sweeps within a budget;
 - :mod:`~rooflinelib.measure.system`: platform, caches, BLAS and thread pools, for the record;
 - :mod:`~rooflinelib.measure.cpu`: the CPU's own figures (cores, clock, SIMD width, FMA) and the peak they predict;
@@ -40,8 +40,10 @@ from rooflinelib.measure.machine import PRESETS, check_settings, measure_machine
 from rooflinelib.measure.numpy_backend import NumpyBackend
 from rooflinelib.measure.results import (
     FORMAT,
+    KneeSweep,
     MachineMeasurement,
     Point,
+    knee_sweep,
     load_measurement,
     measured_knee,
     reference_measurements,
@@ -65,6 +67,7 @@ __all__ = [
     "Backend",
     "CpuFigures",
     "JaxBackend",
+    "KneeSweep",
     "Level",
     "MachineMeasurement",
     "NumpyBackend",
@@ -75,6 +78,7 @@ __all__ = [
     "cache_levels",
     "check_settings",
     "get_backend",
+    "knee_sweep",
     "level_of",
     "load_measurement",
     "machine_info",

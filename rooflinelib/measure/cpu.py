@@ -20,8 +20,11 @@ from rooflinelib.roofline import in_core_peak
 
 __all__ = ["ASSUMED_FMA_PER_CYCLE", "SIMD_FLAGS", "CpuFigures", "physical_cores", "read_cpu_figures"]
 
-#: Vector FMA instructions a core starts per cycle when nothing says otherwise: two on x86 cores since
-#: Intel's Haswell and AMD's Zen (some run 512-bit ones at half rate, some server chips have one 512-bit unit).
+#: Vector FMA instructions a core starts per cycle when nothing says otherwise. Two 256-bit ones on Intel cores
+#: since Haswell and AMD's since Zen 2 (Zen 1: one); two 512-bit ones only on Xeon Gold 6000 / Platinum-class
+#: cores and server Zen 5. Zen 4 splits each 512-bit FMA in two and many Xeon Bronze, Silver and Gold 5000 parts
+#: have one 512-bit unit: there, at 512 bits, one. The ``cpu MHz`` of ``/proc/cpuinfo`` under a hypervisor is
+#: the nominal clock, so a product of these figures is no measured ceiling.
 ASSUMED_FMA_PER_CYCLE = 2
 
 #: ``/proc/cpuinfo`` flags and the SIMD register width (bits) each one means for floating point, widest first.

@@ -17,11 +17,21 @@ from dataclasses import asdict, dataclass, field, fields
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from rooflinelib.roofline import knee_batch_size
+from rooflinelib.roofline import SweepShape, knee_batch_size
 
-__all__ = ["FORMAT", "MachineMeasurement", "Point", "load_measurement", "measured_knee", "reference_measurements"]
+__all__ = [
+    "CACHE_MARGIN",
+    "FORMAT",
+    "KneeSweep",
+    "MachineMeasurement",
+    "Point",
+    "knee_sweep",
+    "load_measurement",
+    "measured_knee",
+    "reference_measurements",
+]
 
 #: Version of the JSON layout written by :meth:`MachineMeasurement.save` (2: with the cache staircase).
 FORMAT = 2
@@ -227,3 +237,68 @@ def measured_knee(points: Sequence[Point], fraction: float = 0.8) -> float:
     11.4
     """
     return knee_batch_size([p.sizes["B"] for p in points], [p.flops_per_s for p in points], fraction)
+
+
+class KneeSweep(NamedTuple):
+    """The points of a measured matmul sweep a knee may be read from, and those left out (:func:`knee_sweep`).
+
+    ``points``: the sweep without the points below, smallest ``B`` first.
+    ``cache_fed``: points that ran more than 5% above the main-memory roof
+    (bandwidth × intensity) yet below the sweep's best rate: their bytes came
+    partly from a cache, which the roof does not bound. ``matvec``: the ``B = 1``
+    point when it ran faster than ``B = 2`` by more than the shape test's
+    tolerance: at ``B = 1`` BLAS takes its matrix–vector routine, from ``B = 2``
+    its matrix–matrix one, which first copies the weights into its own layout
+    (packing). ``shape``: :func:`rooflinelib.sweep_shape` of ``points``.
+    """
+
+    points: list[Point]
+    cache_fed: list[Point]
+    matvec: Point | None
+    shape: SweepShape
+
+
+#: How far above the main-memory roof a point must run to count as fed from a cache (5%: timing noise stays below).
+CACHE_MARGIN = 1.05
+
+
+def knee_sweep(m: MachineMeasurement, dtype: str = "fp32", *, tolerance: float = 0.15) -> KneeSweep:
+    """The sweep a knee is read from: ``m``'s matmul sweep in ``dtype`` less its cache-fed and matrix–vector points.
+
+    A knee says where a sweep fed from main memory turns compute-bound. Two
+    kinds of point are no evidence of that, and are left out (and named) before
+    :func:`rooflinelib.sweep_shape` tests the rest: points fed from a cache (above
+    the main-memory roof, below the best rate), and a ``B = 1`` point faster
+    than ``B = 2``, whose matrix–vector routine skips the matrix–matrix
+    routine's packing. The roof is ``m``'s measured peak and copy bandwidth.
+
+    Examples
+    --------
+    >>> def mm(B, gflops):
+    ...     s = 2 * B * 2048**2 / (gflops * 1e9)
+    ...     return Point("matmul", "fp32", {"B": B, "D": 2048, "F": 2048}, 2 * B * 2048**2,
+    ...                  4 * (2 * B * 2048 + 2048**2), s, s, s, 5, 1)
+    >>> rates = {1: 84, 2: 28, 4: 54, 8: 145, 16: 181, 32: 213, 64: 235, 128: 248}  # GFLOP/s
+    >>> copy = Point("copy", "fp32", {"n": 10**6}, 0, 40e6, 1e-3, 1e-3, 1e-3, 5, 1)   # 40 GB/s
+    >>> m = MachineMeasurement(machine={}, stream={"copy": copy}, sweep=[mm(b, r) for b, r in rates.items()],
+    ...                        sweep_D=2048)
+    >>> k = knee_sweep(m)
+    >>> [p.sizes["B"] for p in k.cache_fed], k.matvec, k.shape.steady, round(measured_knee(k.points), 1)
+    ([1], None, True, 23.7)
+    """
+    from rooflinelib.roofline import sweep_shape
+
+    pts = sorted((p for p in m.sweep if p.dtype == dtype), key=lambda p: p.sizes["B"])
+    if not pts:
+        return KneeSweep([], [], None, SweepShape(False, "few", None, None, None, None))
+    peak, bw = m.peak_flops(dtype), m.bandwidth("copy")
+    best = max(p.flops_per_s for p in pts)
+    # above the sloped roof, below the best rate: a point the roof does not bound (its bytes came from a cache)
+    cache_fed = [p for p in pts if bw * p.intensity < peak and CACHE_MARGIN * bw * p.intensity < p.flops_per_s < best]
+    rest = [p for p in pts if p not in cache_fed]
+    matvec = None
+    faster_alone = len(rest) >= 2 and rest[1].flops_per_s < (1 - tolerance) * rest[0].flops_per_s
+    if faster_alone and (rest[0].sizes["B"], rest[1].sizes["B"]) == (1, 2):
+        matvec, rest = rest[0], rest[1:]
+    shape = sweep_shape([p.sizes["B"] for p in rest], [p.flops_per_s for p in rest], tolerance=tolerance)
+    return KneeSweep(rest, cache_fed, matvec, shape)
