@@ -75,7 +75,9 @@ def test_a_broken_assignment_is_refused_by_name(tmp_path: Path, own_cache: Path)
     assert failing and "score 0 of 1 " in failing[0] and "one more byte" in failing[0], run.stdout
     seeded = [line for line in lines if line.strip().startswith(f"{Q1} q1_seeded_test:")]
     assert seeded and "np.random.seed" in seeded[0] and "bytes_loaded" in seeded[0], run.stdout
-    assert len([line for line in lines if line.startswith("  ")]) == 2, run.stdout  # nothing else is named
+    named = {line.split()[1].rstrip(":") for line in lines if line.startswith("  ")}
+    assert named == {"q1_b_test", "q1_seeded_test"}, run.stdout  # nothing else is named (the seeded check may be
+    # named twice: its lint, and its reference answers failing where the draw in the kernel is not seeded)
     assert not list(own_cache.glob("roofline-grading/check-*.json")), "a failure is not remembered"
 
 
@@ -87,7 +89,9 @@ def test_autograde_refuses_a_class_whose_assignment_fails_its_check(tmp_path: Pa
     assert "q1_seeded_test" in refused.stderr and "--no-check" in refused.stderr, refused.stderr[-3000:]
     assert not (course / "autograded" / "ada").exists(), "nothing was graded"
     graded = grading_command(course, "autograde", "rooflines", "--workers", "2", "--no-check", timeout=900)
-    assert graded.returncode in (0, 1) and "Graded 6 notebooks" in graded.stdout, graded.stdout + graded.stderr[-2000:]
+    notebooks = len(list((ROOT / "solutions" / "rooflines").glob("*.ipynb")))
+    said = graded.stdout + graded.stderr[-2000:]
+    assert graded.returncode in (0, 1) and f"Graded {notebooks} notebooks" in graded.stdout, said
 
 
 def test_the_course_source_is_not_changed_by_the_tests() -> None:

@@ -108,7 +108,13 @@ def test_the_grading_package_declares_every_package_it_imports_and_the_lock_pins
 # Module name -> distribution, where they differ; and modules the book imports only when they are installed.
 DISTRIBUTIONS = {"bs4": "beautifulsoup4", "yaml": "pyyaml", "IPython": "ipython", "myst_nb": "myst-nb"}
 OPTIONAL = {"torch", "jax"}  # rooflinelib.measure's other backends, imported inside a try
-LOCAL = {"rooflinelib", "bookvalues", "coursemap", "localfigures", "sentences", "editions", "launch"}  # book/, tools/
+# the course's own modules: rooflinelib, book/'s helpers and Sphinx extensions, tools/
+LOCAL = {
+    "rooflinelib",
+    *(path.stem for path in (ROOT / "book").glob("*.py")),
+    *(path.stem for path in (ROOT / "book" / "_ext").iterdir() if not path.name.startswith(("_", "."))),
+    *(path.stem for path in (ROOT / "tools").glob("*.py")),
+}
 
 
 def test_the_book_lock_has_every_package_the_book_build_imports() -> None:
