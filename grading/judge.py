@@ -76,6 +76,7 @@ import ast
 import base64
 import binascii
 import builtins
+import collections
 import contextlib
 import inspect
 import io
@@ -88,7 +89,7 @@ import re
 import sys
 import threading
 import types
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -347,13 +348,45 @@ def _named(typename: Any, fields: Any, kinds: dict[tuple[str, tuple[str, ...]], 
     return kinds[key]
 
 
+def _containers(values: Iterable[Any], limit: int = 100_000) -> set[int]:
+    """The ids of the lists, dicts, sets, bytearrays and arrays reachable from ``values`` (at most ``limit``).
+
+    >>> table = {"a": [1, 2]}
+    >>> id(table["a"]) in _containers([table]), id(table) in _containers([table])
+    (True, True)
+    """
+    found: set[int] = set()
+    todo = list(values)
+    while todo and len(found) < limit:
+        value = todo.pop()
+        if isinstance(value, (list, dict, set, bytearray, np.ndarray)) and id(value) not in found:
+            found.add(id(value))
+            if isinstance(value, dict):
+                todo.extend(value.values())
+            elif isinstance(value, (list, set)):
+                todo.extend(value)
+        elif isinstance(value, (tuple, frozenset)):
+            todo.extend(value)
+    return found
+
+
+_MAX_SAME_HASH = 8  # keys of one set or dict that may share a hash
+
+
 def _hashable(items: list[Any]) -> bool:
+    """Whether ``items`` can be a set's elements or a dict's keys at a cost linear in their number: each is hashable,
+    and no more than a few share one hash. Keys chosen to collide (integers that are multiples of 2**61 - 1 all hash
+    alike) would make building the set take time quadratic in the reply's length; an honest kernel's set or dict,
+    whose keys are distinct, has next to no collisions.
+
+    >>> _hashable([1, 2, 3]), _hashable([[1]]), _hashable([k * (2**61 - 1) for k in range(1, 20)])
+    (True, False, False)
+    """
     try:
-        for item in items:
-            hash(item)
+        hashes = collections.Counter(hash(item) for item in items)
     except TypeError:
         return False
-    return True
+    return not hashes or hashes.most_common(1)[0][1] <= _MAX_SAME_HASH
 
 
 def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
@@ -890,6 +923,8 @@ class Judge:
         self._trusted: set[str] = set()
         self._setting_up = False
         self._cache: dict[str, Any] = {}
+        self._own: set[str] = set()  # the student's names the running check bound itself
+        self._setup_objects: set[int] = set()  # ids of the containers the set-up cells bound (never written back)
         self._proxies: dict[str, StudentObject] = {}
         self._callbacks: dict[int, Callable[..., Any]] = {}
         self._kept_callbacks: dict[int, Callable[..., Any]] = {}  # bound to a student's name by the check
@@ -983,6 +1018,10 @@ class Judge:
         base = getattr(builtins, base_name, None)
         if not (isinstance(base, type) and issubclass(base, BaseException)):
             base = Exception
+        if issubclass(base, (StopIteration, StopAsyncIteration)):
+            # as Python treats one leaving a generator: it must not end a check's loop (all(map(...))) early
+            ename, evalue = "RuntimeError", f"{function} raised {ename}"
+            base_name, base, raised = "RuntimeError", RuntimeError, raised[:2]
         cls: type[BaseException] = base
         if not (ename == base_name and getattr(builtins, ename, None) is base):  # a class of the student's
             cls = self._exception_class(ename, base)
@@ -1028,7 +1067,11 @@ class Judge:
         if isinstance(proxy, StudentMethod):
             request["method"] = proxy._name
         # the student's values the check has read: the reply carries those the call changed (no request more)
-        watched = sorted(name for name, value in self._cache.items() if not isinstance(value, StudentObject))
+        watched = sorted(
+            name
+            for name, value in self._cache.items()
+            if not isinstance(value, StudentObject) and name not in self._own
+        )
         request.update(args=sent, kwargs=named, watch=watched)
         try:
             reply = self._request(request)
@@ -1051,6 +1094,8 @@ class Judge:
             if not isinstance(key, str):
                 continue
             target = args[int(key)] if key.isdigit() and int(key) < len(args) else kwargs.get(key)
+            if id(target) in self._setup_objects:  # the instructor's constant stays as the set-up cell made it
+                continue
             value = decode(data, judge=self)
             if (isinstance(target, list) and isinstance(value, list)) or (
                 isinstance(target, bytearray) and isinstance(value, bytes)
@@ -1105,8 +1150,10 @@ class Judge:
         """
         request = parse_reply(prompt, 64 << 20)
         number = request.get("callback") if isinstance(request, dict) else None
-        function = self._callbacks.get(number) or self._kept_callbacks.get(number)  # type: ignore[arg-type]
-        if request is None or type(number) is not int or function is None:
+        if type(number) is not int:
+            return ""
+        function = self._callbacks.get(number) or self._kept_callbacks.get(number)
+        if request is None or function is None:
             return ""
         self._printed(request)
         self._callbacks_run += 1
@@ -1188,13 +1235,15 @@ class Judge:
                 self._cache[name] = value
                 return
         self._outcome(self._request({"op": "assign", "name": name, "value": data}), name)
-        self._cache.pop(name, None)
-        if isinstance(value, StudentObject):
-            self._cache[name] = value
+        # the check reads back what it bound, never the kernel's copy (which the student's code could change):
+        # the kernel holds it for the student's code to use
+        self._cache[name] = value
+        self._own.add(name)
 
     def _delete(self, name: str) -> None:
         self._outcome(self._request({"op": "delete", "name": name}), name)
         self._cache[name] = _MISSING
+        self._own.discard(name)
 
     def _prepare(self, tree: ast.Module) -> None:
         """Before a check runs: its findings, and one request for the kernel's values of the names it reads."""
@@ -1244,7 +1293,7 @@ class Judge:
     # -- running cells ----------------------------------------------------------------------------------------------
 
     def _run(self, source: str) -> list[dict[str, Any]]:
-        self._failed, self._raised, self._cache = None, {}, {}
+        self._failed, self._raised, self._cache, self._own = None, {}, {}, set()
         result: dict[str, Any] | None = None
         error: dict[str, Any] | None = None
         with _captured() as (out, err):
@@ -1309,6 +1358,7 @@ class Judge:
             raise RuntimeError(f"a locked set-up cell fails in the grader: {errors[0]['evalue']}")
         # every name it left defined (``import *`` and ``:=`` included) is the instructor's, never the kernel's
         self._trusted |= set(self.namespace.keys())
+        self._setup_objects = _containers(dict.values(self.namespace))
         if self._student is not None:
             self._student -= self._trusted
 
