@@ -618,19 +618,59 @@ def full_marks(cells: dict[str, list[float]]) -> bool:
 
 
 def failing_checks(notebook: str, answers: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    """Run the solutions notebook with some answer cells replaced; return {test grade_id: error text}."""
-    nb = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{notebook}.ipynb", as_version=4)
+    """Run the solutions notebook with some answer cells replaced, its checks judged as grading judges them; return
+    {grade_id: error text} for every cell that failed.
+
+    The answers and set-up cells run in this process's stand-in for the student's kernel
+    (:class:`grading.harness.Kernel`), and every check in :class:`grading.judge.Judge`, which reads the student's
+    names (those the source notebook's answer cells bind) through :mod:`grading.in_kernel`, JSON both ways: the
+    checks are judged as the grading command judges them, without a kernel to start.
+    """
+    import matplotlib.pyplot as plt  # here, so that importing this module stays light
+
+    from grading.harness import Kernel
+    from grading.judge import Judge, student_names
+    from grading.roles import cell_role
+
+    source = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{notebook}.ipynb", as_version=4)
+    nb = nbformat.reads(nbformat.writes(source), as_version=4)
     for cell in nb.cells:
         gid = grade_id(cell)
         if gid in answers:
             keep = [ln for ln in cell.source.splitlines() if "plt.subplots" in ln or "batch_sizes =" in ln]
             cell.source = "\n".join(keep + [answers[gid]])
-    for shipped in SHIPPED_FILES:  # feedback.py and its catalogue sit beside the notebook
-        shutil.copy2(ROOT / "solutions" / ASSIGNMENT / shipped, tmp_path / shipped)
-    run_in_process(nb, tmp_path)
-    failed = {}
-    for cell in nb.cells:
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        if errors:
-            failed[grade_id(cell) or "?"] = f"{errors[0]['ename']}: {errors[0]['evalue']}"
+    shipped = {name: (ROOT / "solutions" / ASSIGNMENT / name).read_bytes() for name in SHIPPED_FILES}
+    for name, data in shipped.items():  # feedback.py and its catalogue sit beside the notebook
+        (tmp_path / name).write_bytes(data)
+    kernel = Kernel()
+    judge = Judge.for_files(kernel.ask, shipped, tmp_path / "judge", student_names(source))
+    kernel.judge = judge
+    failed: dict[str, str] = {}
+    cwd, path = Path.cwd(), list(sys.path)
+    os.chdir(tmp_path)
+    sys.path.insert(0, str(tmp_path))
+    sys.modules.pop("feedback", None)  # the copy beside this notebook, not one imported earlier
+    try:
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            role, gid = cell_role(cell), grade_id(cell) or "?"
+            if role == "check":
+                errors = [o for o in judge.check(cell.source, gid) if o.get("output_type") == "error"]
+                if errors:
+                    failed[gid] = f"{errors[0]['ename']}: {errors[0]['evalue']}"
+                continue
+            try:
+                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                    warnings.simplefilter("default")
+                    kernel.run(cell.source)
+            except Exception as err:  # noqa: BLE001 (recorded as the cell's error, as a kernel would)
+                failed[gid] = f"{type(err).__name__}: {err}"
+            if role == "setup":
+                judge.setup(cell.source)
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path
+        sys.modules.pop("feedback", None)
+        plt.close("all")
     return failed
