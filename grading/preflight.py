@@ -59,6 +59,7 @@ import nbformat
 from nbgrader import utils as nbgrader_utils
 from nbgrader.api import Gradebook
 
+from grading.judge import _bound, _bound_at_top, _read  # the judge's own reading of which names a cell binds
 from grading.roles import cell_role
 from grading.tasks import Outcome, Task, one_line
 
@@ -85,47 +86,6 @@ class Finding:
         'q1 q1_a: scores 0 of 2 (fix the check)'
         """
         return f"{self.notebook} {self.grade_id}: {self.problem}" + (f" ({self.fix})" if self.fix else "")
-
-
-def _top_bound(tree: ast.AST) -> set[str]:
-    """Names a cell leaves defined at its top level (assignments, imports, definitions; not inside functions)."""
-    names: set[str] = set()
-    todo = list(ast.iter_child_nodes(tree))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-            continue
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        todo.extend(ast.iter_child_nodes(node))
-    return names
-
-
-def _bound_anywhere(tree: ast.AST) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-    return names
-
-
-def _read(tree: ast.AST) -> set[str]:
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
 
 
 def _seeds(tree: ast.AST) -> list[str]:
@@ -163,7 +123,7 @@ def lint(nb: Any, notebook: str) -> list[Finding]:
         if cell_role(cell) == "kernel":
             tree = _parse("".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"])
             if tree is not None:
-                answers |= _top_bound(tree)
+                answers |= _bound_at_top(tree)
     known = set(dir(builtins))  # what the judge has by the time each check runs
     findings = []
     for cell in cells:
@@ -171,11 +131,11 @@ def lint(nb: Any, notebook: str) -> list[Finding]:
         source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         tree = _parse(source)
         if role == "setup" and tree is not None:
-            known |= _top_bound(tree)
+            known |= _bound_at_top(tree)
         if role != "check" or tree is None:
             continue
         gid = cell["metadata"]["nbgrader"]["grade_id"]
-        from_kernel = _read(tree) - _bound_anywhere(tree) - known
+        from_kernel = _read(tree) - _bound(tree) - known
         seeded = _seeds(tree)
         if seeded and _called(tree) & from_kernel:
             findings.append(
@@ -188,7 +148,7 @@ def lint(nb: Any, notebook: str) -> list[Finding]:
                     "own data from np.random.default_rng(SEED)",
                 )
             )
-        starred = "*" in known | answers | _bound_anywhere(tree)  # `from m import *`: names this lint cannot list
+        starred = "*" in known | answers | _bound(tree)  # `from m import *`: names this lint cannot list
         for name in [] if starred else sorted(from_kernel - answers):
             findings.append(
                 Finding(
@@ -202,7 +162,7 @@ def lint(nb: Any, notebook: str) -> list[Finding]:
         for idiom, fix in Judge.cannot_judge(source, answers):
             if not seeded or "seed a random generator" not in idiom:  # a seeded check is named above, with its fix
                 findings.append(Finding(notebook, gid, idiom, fix))
-        known |= _top_bound(tree)
+        known |= _bound_at_top(tree)
     return findings
 
 
