@@ -166,9 +166,9 @@ def test_translations_keep_every_glued_value_formula_and_name(lang: str, catalog
 _SPELLED = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
     "half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5, "fifths": 5,
-    "tenth": 10, "tenths": 10,
+    "tenth": 10, "tenths": 10, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
 }  # fmt: skip
-_WHOLE = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+_WHOLE = {"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twenty", "thirty", "forty", "fifty", "sixty"}  # fmt: skip
 _DECIMAL = {"half": "0.5", "tenth": "0.1", "quarter": "0.25"}  # a fraction a translation may write as a decimal
 
 

@@ -612,6 +612,7 @@ KO_ONE_WORDING = {
     "디코드 단계 전체 (a decode step taken whole)": r"단계 전체로 본",
     "FLOPs/s with a prefix (GFLOPs/s, TFLOPs/s)": r"(?<![A-Za-z])[GT]FLOP/s",
     "텐서 코어(Tensor Core)": r"\(tensor core\)",
+    "내 컴퓨터 측정하기 (the chapter's name)": r"내 기계 측정하기",
 }
 
 
@@ -634,6 +635,7 @@ def test_the_wording_check_notices_what_it_must():
     )
     assert wording_drift("연습 문제 1 (int8)") and not wording_drift("문제 1 (int8)") and not wording_drift("연습 문제")
     assert wording_drift("10 TFLOP/s") and not wording_drift("10 TFLOPs/s") and wording_drift("가중치 곁에 남은")
+    assert wording_drift("[내 기계 측정하기](measure-your-machine.md)") and not wording_drift("내 컴퓨터 측정하기")
 
 
 def test_korean_names_each_thing_one_way():
