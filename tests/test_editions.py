@@ -196,12 +196,16 @@ def test_no_number_is_typed_into_a_translation(lang: str, catalog: Path):
     """Numbers come from glue roles and the English text; a translation adds none of its own."""
 
     def numbers(text: str) -> set[str]:
-        return set(_NUMBER.findall(_FRACTION.sub("", text)))  # "1/{0}" writes "{0} times below" as a fraction
+        return set(_NUMBER.findall(text))
+
+    def typed_in(text: str) -> set[str]:
+        # "1/{0}" and "1/{glue:text}`gap`" write "{0} times below" as a fraction; prose drops the glue role
+        return numbers(prose(_FRACTION.sub("", text)))
 
     typed = [
-        (m.id[:60], sorted(numbers(prose(m.string)) - numbers(m.id) - spelled_numbers(m.id)))
+        (m.id[:60], sorted(typed_in(m.string) - numbers(m.id) - spelled_numbers(m.id)))
         for m in messages(lang, catalog)
-        if m.string and not numbers(prose(m.string)) <= numbers(m.id) | spelled_numbers(m.id)
+        if m.string and not typed_in(m.string) <= numbers(m.id) | spelled_numbers(m.id)
     ]
     assert not typed, f"{lang}/{catalog}: numbers not in the English message: {typed[:4]}"
 
@@ -376,12 +380,28 @@ def test_edition_notebooks_have_the_english_code_and_translated_text(lang: str):
                 assert editions.code_skeleton(cell.source) == editions.code_skeleton(cell_en.source), (
                     f"{lang}/{english.name}: code, tests and names are the same in every edition"
                 )
-                english_texts = {text for *_, text in editions.code_texts(cell_en.source) if needs_translation(text)}
-                left = english_texts & {text for *_, text in editions.code_texts(cell.source)}
+                fs = lang in editions.PRINTED_FSTRINGS  # print(f"measured: {x:.1f} GB/s") too
+                english_texts = {
+                    text for *_, text in editions.code_texts(cell_en.source, fstrings=fs) if needs_translation(text)
+                }
+                left = english_texts & {text for *_, text in editions.code_texts(cell.source, fstrings=fs)}
                 assert not left, f"{lang}/{english.name}: comments, docstrings or messages left in English: {left}"
             elif needs_translation(cell_en.source):
                 assert cell.source != cell_en.source, f"{lang}/{english.name}: an English cell is left"
     assert not (ROOT / "solutions" / f"rooflines-{lang}" / "language.txt").exists(), "the helper names its language"
+
+
+def test_a_printed_fstring_is_translated_with_its_fields_as_written():
+    en = 'print(f"measured: {x / 1e9:.1f} GB/s (copy)")'
+    zh = 'print(f"实测：{x / 1e9:.1f} GB/s（复制）")'
+    assert [t for *_, t in editions.code_texts(en, fstrings=True)] == ["measured: {x / 1e9:.1f} GB/s (copy)"]
+    assert editions.code_skeleton(en) == editions.code_skeleton(zh)
+    assert editions.code_skeleton(en) != editions.code_skeleton(zh.replace("{x / 1e9:.1f}", "{x:.1f}"))
+    done = {(editions.CODE_CONTEXT, "measured: {x / 1e9:.1f} GB/s (copy)"): "实测：{x / 1e9:.1f} GB/s（复制）"}
+    assert editions.translate_code(en, done, fstrings=True) == (zh, [])
+    done = {key: text.replace("{x / 1e9:.1f}", "{x:.1f}") for key, text in done.items()}  # a field rewritten
+    source, missing = editions.translate_code(en, done, fstrings=True)
+    assert source == en and len(missing) == 1 and "fields differ" in missing[0]
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -267,19 +267,27 @@ def markdown_cells(notebook: Path) -> list[tuple[str, str]]:
 
 CODE_CONTEXT = "code"  # the context of a code cell's comments, docstrings and printed messages
 _STRING = re.compile(r"(?s)([rRuU]?)(\"\"\"|'''|\"|')(.*)\2")
+_FSTRING = re.compile(r"(?s)([fF][rR]?|[rR][fF])(\"|')(.*)\2")  # a printed f-string, its fields kept as written
+# Editions whose assignments translate the f-strings their code prints (print(f"measured: {x:.1f} GFLOP/s")):
+# a translation keeps every {field} of the English, as written.
+PRINTED_FSTRINGS = ("zh",)
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 
 
-def code_texts(source: str, english_only: bool = True, asserts: bool = False) -> list[tuple[int, int, str, str]]:
+def code_texts(
+    source: str, english_only: bool = True, asserts: bool = False, fstrings: bool = False
+) -> list[tuple[int, int, str, str]]:
     """What a student reads in a code cell: ``(start, end, prefix, text)`` of each comment, docstring and
-    ``print("...")`` message with English words in it (and, with ``asserts``, each ``assert``'s message);
-    ``source[start:end]`` is its text alone.
+    ``print("...")`` message with English words in it (and, with ``asserts``, each ``assert``'s message; with
+    ``fstrings``, each ``print(f"...")`` message, its fields as written); ``source[start:end]`` is its text alone.
 
     nbgrader's ``### BEGIN SOLUTION``-style markers are left alone, and so is every other string: names,
     keys and format strings are code.
 
     >>> [t for *_, t in code_texts('assert x > 0, "x is positive"  # a check', asserts=True)]
     ['x is positive', 'a check']
+    >>> [t for *_, t in code_texts('print(f"measured: {x:.1f} GB/s")', fstrings=True)]
+    ['measured: {x:.1f} GB/s']
     """
     import io
     import tokenize
@@ -308,7 +316,7 @@ def code_texts(source: str, english_only: bool = True, asserts: bool = False) ->
             docstring = not before or before[-1].type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
             printed = len(before) >= 2 and before[-1].string == "(" and before[-2].string == "print"
             message = asserts and before and before[-1].string == "," and _assert_message(before)
-            quoted = _STRING.fullmatch(token.string)
+            quoted = _STRING.fullmatch(token.string) or (fstrings and printed and _FSTRING.fullmatch(token.string))
             if (docstring or printed or message) and quoted and (_WORDS.search(quoted.group(3)) or not english_only):
                 inner = start + len(quoted.group(1)) + len(quoted.group(2))
                 found.append((inner, inner + len(quoted.group(3)), quoted.group(2), quoted.group(3)))
@@ -333,16 +341,27 @@ def _assert_message(before: list[Any]) -> bool:
     return False
 
 
-def translate_code(source: str, done: dict[tuple[str, str], str], asserts: bool = False) -> tuple[str, list[str]]:
+def _fields_of(text: str) -> list[str]:
+    """The replacement fields of an f-string's text, as written (``{x:.1f}``)."""
+    return [text[start:end] for start, end in _fields(text)]
+
+
+def translate_code(
+    source: str, done: dict[tuple[str, str], str], asserts: bool = False, fstrings: bool = False
+) -> tuple[str, list[str]]:
     """A code cell with its comments, docstrings and printed messages (and ``assert`` messages, with
-    ``asserts``) translated; and those untranslated."""
+    ``asserts``; printed f-strings, with ``fstrings``) translated; and those untranslated, or translated with
+    other fields than the English f-string's."""
     missing = []
-    for start, end, kind, text in reversed(code_texts(source, asserts=asserts)):
+    for start, end, kind, text in reversed(code_texts(source, asserts=asserts, fstrings=fstrings)):
         key = (CODE_CONTEXT, text)
         if key not in done:
             missing.append(text)
             continue
         new = done[key]
+        if fstrings and sorted(_fields_of(new)) != sorted(_fields_of(text)):
+            missing.append(f"{text} (the translation's fields differ)")
+            continue
         if kind not in ("comment", '"""', "'''"):
             new = new.replace("\\", "\\\\").replace(kind, "\\" + kind)
         source = source[:start] + new + source[end:]
@@ -638,9 +657,11 @@ def code_skeleton(source: str) -> list[str]:
     """A code cell's tokens without the texts ``code_texts`` translates: the same in every edition (an
     edition's notebook fetches its files from its own assignment folder, ``exercises/rooflines-<lang>/``)."""
     source = re.sub(rf"exercises/{ASSIGNMENT}-(?:{'|'.join(LANGUAGES)})/", f"exercises/{ASSIGNMENT}/", source)
-    texts = code_texts(source, english_only=False)
-    for start, end, _, _ in reversed(texts):
-        source = source[:start] + "…" + source[end:]
+    texts = code_texts(source, english_only=False, fstrings=True)
+    for start, end, kind, text in reversed(texts):
+        prefix = re.search(r"[A-Za-z]{0,2}$", source[: start - len(kind)]).group()  # type: ignore[union-attr]
+        fields = "".join(_fields_of(text)) if kind != "comment" and "f" in prefix.lower() else ""
+        source = source[:start] + "…" + fields + source[end:]
     return source.split()
 
 
@@ -768,21 +789,21 @@ def update_code_po(languages: tuple[str, ...] = LANGUAGES) -> None:
 
 def update_exercise_po() -> None:
     """Refresh ``locales/<lang>/LC_MESSAGES/exercises/*.po`` from the English notebooks and catalogue."""
-    templates: dict[str, Catalog] = {}
-    for notebook in sorted((SOURCE / ASSIGNMENT).glob("*.ipynb")):
-        template = Catalog()
-        for grade_id, text in markdown_cells(notebook):
-            template.add(text, context=grade_id)
-        for cell in nbformat.read(notebook, as_version=4).cells:
-            if cell.cell_type == "code":
-                for *_, text in code_texts(cell.source):
-                    template.add(text, context=CODE_CONTEXT)
-        templates[notebook.stem] = template
-    feedback = Catalog()
-    for row in catalogue_rows():
-        feedback.add(row["en"], context=row["id"])
-    templates["feedback"] = feedback
     for language in LANGUAGES:
+        templates: dict[str, Catalog] = {}
+        for notebook in sorted((SOURCE / ASSIGNMENT).glob("*.ipynb")):
+            template = Catalog()
+            for grade_id, text in markdown_cells(notebook):
+                template.add(text, context=grade_id)
+            for cell in nbformat.read(notebook, as_version=4).cells:
+                if cell.cell_type == "code":
+                    for *_, text in code_texts(cell.source, fstrings=language in PRINTED_FSTRINGS):
+                        template.add(text, context=CODE_CONTEXT)
+            templates[notebook.stem] = template
+        feedback = Catalog()
+        for row in catalogue_rows():
+            feedback.add(row["en"], context=row["id"])
+        templates["feedback"] = feedback
         for name, template in templates.items():
             _merge(template, LOCALES / language / "LC_MESSAGES" / "exercises" / f"{name}.po", language)
 
@@ -845,7 +866,7 @@ def write_exercises(languages: tuple[str, ...] = LANGUAGES, source: Path = SOURC
             for cell in nb.cells:
                 meta = cell.metadata.get("nbgrader", {})
                 if cell.cell_type == "code":  # its comments, docstrings and printed messages; its own folder
-                    cell.source, untranslated = translate_code(cell.source, done)
+                    cell.source, untranslated = translate_code(cell.source, done, fstrings=language in PRINTED_FSTRINGS)
                     cell.source = cell.source.replace(f"exercises/{ASSIGNMENT}/", f"exercises/{ASSIGNMENT}-{language}/")
                     missing += [f"{language}: {notebook.stem} code {text[:40]!r}" for text in untranslated]
                     continue
