@@ -75,7 +75,7 @@ for size in (4096, 1024):
     failed = failing_checks("q3_roofline_plot", {"q3_c_answer": plot}, tmp_path)
     assert list(failed) == ["q3_c_test"]
     assert failed["q3_c_test"].startswith("AssertionError: [q3.c.scaled]")
-    assert "scaled by a factor 1e+12" in failed["q3_c_test"]
+    assert "divided by 1e+12" in failed["q3_c_test"]
 
 
 def test_curve_in_a_named_unit_passes(tmp_path: Path) -> None:
