@@ -118,13 +118,13 @@ MEASURE: dict[str, str] = {
     ),
     "steady_dip": (
         "does not rise steadily: at B = {b} it runs at only {pct:.0f}% of its rate at B = {ref}, a smaller size. "
-        "Its timed runs agree to within {spread:.0f}%, so no single slowed run explains it: something costs "
+        "Its median timed run is within {spread:.0f}% of its fastest, so no single slowed run explains it: something costs "
         "extra at that size every time (BLAS changing its kernel or its blocking, or other work that ran "
         "throughout), and a knee or a plateau cannot be placed on a curve that does not rise to one"
     ),
     "steady_drop": (
         "does not level off: at B = {b} it runs at only {pct:.0f}% of its best rate, reached at B = {ref}. "
-        "Its timed runs agree to within {spread:.0f}%, so no single slowed run explains it: something costs "
+        "Its median timed run is within {spread:.0f}% of its fastest, so no single slowed run explains it: something costs "
         "extra at that size every time (BLAS changing its kernel or its blocking, or other work that ran "
         "throughout), and a knee or a plateau cannot be placed on a curve that does not rise to one"
     ),

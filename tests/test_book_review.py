@@ -336,7 +336,7 @@ def test_a_dip_whose_runs_agree_is_not_called_noise() -> None:
     rates = {1: 10, 2: 20, 4: 40, 8: 80, 16: 40, 32: 200, 64: 230, 128: 240}
     steady = _sentences().knee_paragraph(_cpu_sweep(rates, spread=0.02))
     assert steady["knee_sentence"].startswith("does not rise steadily: at B = 16 it runs at only 50% of its rate at "
-                                              "B = 8, a smaller size. Its timed runs agree to within 2%")  # fmt: skip
+                                              "B = 8, a smaller size. Its median timed run is within 2% of its fastest")  # fmt: skip
     assert "noisy" not in steady["knee_sentence"] and "tells the two apart" in steady["knee_reason"]
     noisy = _sentences().knee_paragraph(_cpu_sweep(rates, spread=0.5))
     assert noisy["knee_sentence"].endswith("so this run is too noisy to place a knee or a plateau")
