@@ -266,7 +266,7 @@ CLAIMS = {
     "real-model-real-chips": [
         "One prompt of 2048 tokens thus runs at",
         "with bf16 weights and arithmetic, up to a critical batch equal to the chip’s ridge point",
-        "Most of them, 70%, sit in the MLPs",
+        "Most of them, 70%, sit in its MLPs",
         "fits on a single B200",
         "it fits on one H100’s 80 GB",
         "Llama 3 8B in bf16 fits on one TPU v5e, but only just",

@@ -539,7 +539,7 @@ def translate_strings(source: str, lookup: Any, reads: Any = None) -> str:
 
 #: Editions whose code shows its kept values (``{"Algo 1": 60.0}``) in their language: an edition's ``outputs.po``
 #: must then also translate the messages those values are printed in (``{0} at {1}:``), which it opts into here.
-KEPT_VALUES = ("ko", "zh")
+KEPT_VALUES = LANGUAGES
 # a field whose value the edition prints in its own words: a verdict such as ``est.bound`` or ``state['side']``
 _VERDICT = re.compile(r"\b(?:bound|bottleneck|scope)\b|\[['\"](?:bound|side)['\"]\]")
 
