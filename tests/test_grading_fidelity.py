@@ -314,7 +314,8 @@ STOCK_IDIOMS: dict[str, dict[str, dict[str, float]]] = {
 
 KNOWN_DIFFERENCES: dict[tuple[str, str, str, str], str] = {
     (IDIOMS, "correct", "idioms", "point_midpoint"): (
-        "Point(0, 0) is a proxy of the student's object, and a proxy cannot be passed back to a student's function"
+        "midpoint(...) == Point(1, 2) compares two of the student's objects: a proxy equals only itself, since the "
+        "student's __eq__ (or the kernel's account of an object's fields) could be rigged"
     ),
     (IDIOMS, "correct", "seeded", "dice_seeded"): (
         "np.random.seed(0) seeds the grader's generator, not the kernel's, which has also drawn already for the "
