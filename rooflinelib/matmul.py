@@ -401,12 +401,8 @@ def weight_gather_critical_batch(
     >>> round(weight_gather_critical_batch(1.97e14, 4.5e10, n_chips=2))
     2189
     """
-    peak = as_number("peak_flops", peak_flops, "FLOP/s")
-    bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
-    _, bw_bytes, _ = Precision.from_any(precision).bytes
-    k = int(as_size("links", links, scalar=True))
     share = 1.0 if n_chips is None else float(ring_allgather_bytes(1.0, n_chips))
-    return _out(bw_bytes * share / 2 * np.asarray(peak) / (k * np.asarray(bw)))
+    return _batch_over_links(peak_flops, link_bandwidth, links, precision, share, flops_per_weight=2)
 
 
 def data_parallel_critical_batch(
@@ -430,12 +426,25 @@ def data_parallel_critical_batch(
     >>> round(data_parallel_critical_batch(1.97e14, 4.5e10))   # TPU v5e, one ICI link: two thirds of 4378
     2919
     """
+    share = 2.0 if n_chips is None else float(ring_allreduce_bytes(1.0, n_chips))
+    return _batch_over_links(peak_flops, link_bandwidth, links, precision, share, flops_per_weight=6)
+
+
+def _batch_over_links(
+    peak_flops: ArrayLike,
+    link_bandwidth: ArrayLike,
+    links: int,
+    precision: PrecisionLike,
+    share: float,
+    flops_per_weight: float,
+) -> FloatOrArray:
+    """Tokens per chip at which ``flops_per_weight`` FLOPs per weight and token take as long as sending ``share``
+    times every weight's bytes through ``links`` links: ``B = w * share / flops_per_weight * P / (k W)``."""
     peak = as_number("peak_flops", peak_flops, "FLOP/s")
     bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
     _, bw_bytes, _ = Precision.from_any(precision).bytes
     k = int(as_size("links", links, scalar=True))
-    share = 2.0 if n_chips is None else float(ring_allreduce_bytes(1.0, n_chips))
-    return _out(bw_bytes * share / 6 * np.asarray(peak) / (k * np.asarray(bw)))
+    return _out(bw_bytes * share / flops_per_weight * np.asarray(peak) / (k * np.asarray(bw)))
 
 
 def square_matmul_size_for_time(
