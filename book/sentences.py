@@ -255,8 +255,10 @@ MEASURE: dict[str, str] = {
     "fma_none": "no FMA flag in /proc/cpuinfo",
     "fma_per_cycle_assumed": (
         "assumed: Linux does not report it. Two 256-bit FMAs per cycle is right for Intel cores since Haswell and "
-        "AMD cores since Zen 2; two 512-bit ones only for Xeon Gold 6000 and Platinum cores and server Zen 5, "
-        "elsewhere one (Zen 4 splits each 512-bit FMA in two), which halves the prediction"
+        "AMD cores since Zen 2; two 512-bit ones for Xeon Scalable cores since Ice Lake, Skylake and Cascade Lake "
+        "Xeon Gold 6000 and Platinum cores, and desktop and server Zen 5; one elsewhere (Zen 4 splits each 512-bit "
+        "FMA in two; other Skylake and Cascade Lake Xeons and laptop Zen 5 have one 512-bit unit), which halves the "
+        "prediction"
     ),
     "pred_value": (
         "With these figures the float32 prediction is {cores} × {ghz:.3f} GHz × {lanes} × {fma} × {flops} = "

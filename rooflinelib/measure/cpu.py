@@ -21,9 +21,10 @@ from rooflinelib.roofline import in_core_peak
 __all__ = ["ASSUMED_FMA_PER_CYCLE", "SIMD_FLAGS", "CpuFigures", "physical_cores", "read_cpu_figures"]
 
 #: Vector FMA instructions a core starts per cycle when nothing says otherwise. Two 256-bit ones on Intel cores
-#: since Haswell and AMD's since Zen 2 (Zen 1: one); two 512-bit ones only on Xeon Gold 6000 / Platinum-class
-#: cores and server Zen 5. Zen 4 splits each 512-bit FMA in two and many Xeon Bronze, Silver and Gold 5000 parts
-#: have one 512-bit unit: there, at 512 bits, one. The ``cpu MHz`` of ``/proc/cpuinfo`` under a hypervisor is
+#: since Haswell and AMD's since Zen 2 (Zen 1: one); two 512-bit ones on Xeon Scalable cores since Ice Lake, on
+#: Skylake and Cascade Lake Xeon Gold 6000 / Platinum cores, and on desktop and server Zen 5. Zen 4 splits each
+#: 512-bit FMA in two, and other Skylake and Cascade Lake Xeons and laptop Zen 5 have one 512-bit unit: there, at
+#: 512 bits, one. The ``cpu MHz`` of ``/proc/cpuinfo`` under a hypervisor is
 #: the nominal clock, so a product of these figures is no measured ceiling.
 ASSUMED_FMA_PER_CYCLE = 2
 
