@@ -46,7 +46,7 @@ import stat
 import sys
 from pathlib import Path
 
-from grading.submission import _FILE, MAX_FILE, MAX_TOTAL, _open_folder, _open_folder_at, _walk
+from grading.submission import _FILE, MAX_FILE, MAX_TOTAL, _open_folder, _open_folder_at, _walk, read_bounded
 
 __all__ = ["Snapshot", "own_working_folder"]
 
@@ -126,7 +126,7 @@ class Snapshot:
                     seen.add(rel)
                     total += st.st_size
                     continue
-                data = _read(fd, min(MAX_FILE, MAX_TOTAL - total))
+                data, _ = read_bounded(fd, min(MAX_FILE, MAX_TOTAL - total))
                 if data is None or not self._write(rel, data):
                     continue
                 seen.add(rel)
@@ -146,16 +146,3 @@ class Snapshot:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         return True
-
-
-def _read(fd: int, limit: int) -> bytes | None:
-    """At most ``limit`` bytes of an open regular file, or None when it holds more (it grew since its ``fstat``)."""
-    os.set_blocking(fd, True)
-    chunks, size = [], 0
-    while size <= limit:
-        chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return None if size > limit else b"".join(chunks)

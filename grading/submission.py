@@ -39,6 +39,7 @@ __all__ = [
     "MAX_TOTAL",
     "Submission",
     "SubmissionError",
+    "read_bounded",
     "read_file",
     "read_submission",
     "remove_links",
@@ -133,19 +134,26 @@ def _read_at(folder: int, name: str, limit: int) -> tuple[bytes | None, float, s
             return None, 0.0, why, 0
         if st.st_size > limit:
             return None, 0.0, "too large", st.st_size
-        os.set_blocking(fd, True)
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:  # it grew while being read
+        data, size = read_bounded(fd, limit)
+        if data is None:  # it grew while being read
             return None, 0.0, "too large", size
-        return b"".join(chunks), st.st_mtime, None, size
+        return data, st.st_mtime, None, size
     finally:
         os.close(fd)
+
+
+def read_bounded(fd: int, limit: int) -> tuple[bytes | None, int]:
+    """The bytes of an open regular file and their count, reading at most ``limit + 1``; None for the bytes when it
+    holds more than ``limit`` (it grew since its ``fstat``)."""
+    os.set_blocking(fd, True)
+    chunks, size = [], 0
+    while size <= limit:
+        chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return (None if size > limit else b"".join(chunks)), size
 
 
 def read_file(top: Path, parts: Sequence[str], name: str, limit: int) -> bytes | None:
