@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -501,6 +502,25 @@ def build_class(course: Path, students: list[str] | None = None, assignment: str
     return students
 
 
+@contextlib.contextmanager
+def notebook_folder(folder: Path) -> Iterator[None]:
+    """Run code as a notebook in ``folder`` would: that folder as the working folder and first on ``sys.path``, its
+    own ``feedback`` module; everything restored after, Matplotlib's figures closed."""
+    import matplotlib.pyplot as plt  # here, so that importing this module stays light
+
+    cwd, path = Path.cwd(), list(sys.path)
+    os.chdir(folder)
+    sys.path.insert(0, str(folder))
+    sys.modules.pop("feedback", None)  # the copy beside this notebook, not one imported earlier
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path
+        sys.modules.pop("feedback", None)
+        plt.close("all")
+
+
 def run_in_process(nb: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
     """Run a notebook's code cells in this process, one namespace, from `folder`; record errors as outputs.
 
@@ -508,14 +528,8 @@ def run_in_process(nb: nbformat.NotebookNode, folder: Path) -> nbformat.Notebook
     Printed text becomes a ``stream`` output. Used where many notebooks are run with answers we wrote, so
     that no kernel has to start for each; student submissions are always run in a kernel by the grader.
     """
-    import matplotlib.pyplot as plt  # here, so that importing this module stays light
-
     namespace: dict[str, object] = {"__name__": "__main__"}
-    cwd, path = Path.cwd(), list(sys.path)
-    os.chdir(folder)
-    sys.path.insert(0, str(folder))
-    sys.modules.pop("feedback", None)  # the copy beside this notebook, not one imported earlier
-    try:
+    with notebook_folder(folder):
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -531,11 +545,6 @@ def run_in_process(nb: nbformat.NotebookNode, folder: Path) -> nbformat.Notebook
                 )
             if out.getvalue():
                 cell.outputs.insert(0, nbformat.v4.new_output("stream", name="stdout", text=out.getvalue()))
-    finally:
-        os.chdir(cwd)
-        sys.path[:] = path
-        sys.modules.pop("feedback", None)
-        plt.close("all")
     return nb
 
 
@@ -626,8 +635,6 @@ def failing_checks(notebook: str, answers: dict[str, str], tmp_path: Path) -> di
     names (those the source notebook's answer cells bind) through :mod:`grading.in_kernel`, JSON both ways: the
     checks are judged as the grading command judges them, without a kernel to start.
     """
-    import matplotlib.pyplot as plt  # here, so that importing this module stays light
-
     from grading.harness import Kernel
     from grading.judge import Judge, student_names
     from grading.roles import cell_role
@@ -646,11 +653,7 @@ def failing_checks(notebook: str, answers: dict[str, str], tmp_path: Path) -> di
     judge = Judge.for_files(kernel.ask, shipped, tmp_path / "judge", student_names(source))
     kernel.judge = judge
     failed: dict[str, str] = {}
-    cwd, path = Path.cwd(), list(sys.path)
-    os.chdir(tmp_path)
-    sys.path.insert(0, str(tmp_path))
-    sys.modules.pop("feedback", None)  # the copy beside this notebook, not one imported earlier
-    try:
+    with notebook_folder(tmp_path):
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -668,9 +671,4 @@ def failing_checks(notebook: str, answers: dict[str, str], tmp_path: Path) -> di
                 failed[gid] = f"{type(err).__name__}: {err}"
             if role == "setup":
                 judge.setup(cell.source)
-    finally:
-        os.chdir(cwd)
-        sys.path[:] = path
-        sys.modules.pop("feedback", None)
-        plt.close("all")
     return failed
