@@ -348,26 +348,54 @@ def _named(typename: Any, fields: Any, kinds: dict[tuple[str, tuple[str, ...]], 
     return kinds[key]
 
 
-def _containers(values: Iterable[Any], limit: int = 100_000) -> set[int]:
-    """The ids of the lists, dicts, sets, bytearrays and arrays reachable from ``values`` (at most ``limit``).
+class _SetUpObjects:
+    """The lists, dicts, sets, bytearrays and arrays reachable from the set-up cells' values (through containers,
+    objects' attributes and the instructor's helper modules), which a student's function is never let write into.
 
     >>> table = {"a": [1, 2]}
-    >>> id(table["a"]) in _containers([table]), id(table) in _containers([table])
-    (True, True)
+    >>> held = _SetUpObjects([table])
+    >>> held.holds([1, 2]), held.holds(table["a"]), held.holds(table)
+    (False, True, True)
+    >>> held = _SetUpObjects([np.arange(6).reshape(2, 3)])
+    >>> held.holds(held.arrays[0][1]), held.holds(np.zeros(3))   # a view shares the set-up array's memory
+    (True, False)
     """
-    found: set[int] = set()
-    todo = list(values)
-    while todo and len(found) < limit:
-        value = todo.pop()
-        if isinstance(value, (list, dict, set, bytearray, np.ndarray)) and id(value) not in found:
-            found.add(id(value))
-            if isinstance(value, dict):
+
+    LIMIT = 100_000  # objects walked; past it, nothing is written back at all
+
+    def __init__(self, values: Iterable[Any], helpers: Iterable[types.ModuleType] = ()) -> None:
+        own = {id(module) for module in helpers}
+        self.ids: set[int] = set()
+        self.arrays: list[np.ndarray] = []
+        seen: set[int] = set()
+        todo = list(values)
+        while todo and len(seen) < self.LIMIT:
+            value = todo.pop()
+            if id(value) in seen or isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+                continue
+            seen.add(id(value))
+            if isinstance(value, (list, dict, set, bytearray, np.ndarray)):
+                self.ids.add(id(value))
+            if isinstance(value, np.ndarray):
+                self.arrays.append(value)
+            elif isinstance(value, dict):
                 todo.extend(value.values())
-            elif isinstance(value, (list, set)):
+            elif isinstance(value, (list, set, tuple, frozenset)):
                 todo.extend(value)
-        elif isinstance(value, (tuple, frozenset)):
-            todo.extend(value)
-    return found
+            elif isinstance(value, types.ModuleType):
+                if id(value) in own:  # the instructor's own module (feedback), not numpy's
+                    todo.extend(vars(value).values())
+            elif isinstance(getattr(value, "__dict__", None), dict):
+                todo.extend(vars(value).values())
+        self.complete = not todo
+
+    def holds(self, target: Any) -> bool:
+        """Whether writing into ``target`` could change a set-up value."""
+        if not self.complete:
+            return True
+        if id(target) in self.ids:
+            return True
+        return isinstance(target, np.ndarray) and any(np.may_share_memory(target, a) for a in self.arrays)
 
 
 _MAX_SAME_HASH = 8  # keys of one set or dict that may share a hash
@@ -426,7 +454,10 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
         if tag == "i" and type(item) is int:
             return item
         if tag == "f" and type(item) in (int, float):
-            return float(item)
+            try:
+                return float(item)
+            except OverflowError:  # an int beyond any float
+                return unreadable
         if tag == "s" and type(item) is str and len(item) <= _MAX_TEXT:
             return item
         if tag == "y" and type(item) is str and len(item) % 4 == 0:
@@ -450,7 +481,10 @@ def decode(value: Any, depth: int = 0, judge: Judge | None = None) -> Any:
         if tag == "m" and type(item) is str:  # as a value: no module of the grader's (see Judge._lookup)
             return Opaque(f"module {_text(item, 80)}")
     if tag == "c" and len(rest) == 2 and all(type(v) in (int, float) for v in rest):
-        return complex(rest[0], rest[1])
+        try:
+            return complex(rest[0], rest[1])
+        except OverflowError:
+            return unreadable
     if tag == "np" and len(rest) == 2:
         return _scalar(*rest)
     if tag == "nt" and len(rest) == 3 and type(rest[2]) is list:
@@ -924,7 +958,7 @@ class Judge:
         self._setting_up = False
         self._cache: dict[str, Any] = {}
         self._own: set[str] = set()  # the student's names the running check bound itself
-        self._setup_objects: set[int] = set()  # ids of the containers the set-up cells bound (never written back)
+        self._setup_objects = _SetUpObjects(())  # what the set-up cells bound: never written back into
         self._proxies: dict[str, StudentObject] = {}
         self._callbacks: dict[int, Callable[..., Any]] = {}
         self._kept_callbacks: dict[int, Callable[..., Any]] = {}  # bound to a student's name by the check
@@ -1094,7 +1128,7 @@ class Judge:
             if not isinstance(key, str):
                 continue
             target = args[int(key)] if key.isdigit() and int(key) < len(args) else kwargs.get(key)
-            if id(target) in self._setup_objects:  # the instructor's constant stays as the set-up cell made it
+            if self._setup_objects.holds(target):  # the instructor's constant stays as the set-up cell made it
                 continue
             value = decode(data, judge=self)
             if (isinstance(target, list) and isinstance(value, list)) or (
@@ -1172,7 +1206,11 @@ class Judge:
         except BaseException as err:  # noqa: BLE001 - the check's code failed; the student's code sees an error
             token = str(len(self._callback_errors) + 1)
             self._callback_errors[token] = err
-            return json.dumps({"raised": [type(err).__name__, _text(str(err), 2000)], "token": token})
+            try:  # its text may hold a student's object, whose repr would ask the kernel mid-call
+                message = _text(object.__str__(err) if isinstance(err, StudentObject) else str(err), 2000)
+            except BaseException:  # noqa: BLE001
+                message = type(err).__name__
+            return json.dumps({"raised": [type(err).__name__, message], "token": token})
         finally:
             self._in_callback -= 1
 
@@ -1233,6 +1271,7 @@ class Judge:
                     f"bind another name than {name}",
                 )
                 self._cache[name] = value
+                self._own.add(name)  # the check's own binding, whether or not the kernel holds a copy
                 return
         self._outcome(self._request({"op": "assign", "name": name, "value": data}), name)
         # the check reads back what it bound, never the kernel's copy (which the student's code could change):
@@ -1358,7 +1397,7 @@ class Judge:
             raise RuntimeError(f"a locked set-up cell fails in the grader: {errors[0]['evalue']}")
         # every name it left defined (``import *`` and ``:=`` included) is the instructor's, never the kernel's
         self._trusted |= set(self.namespace.keys())
-        self._setup_objects = _containers(dict.values(self.namespace))
+        self._setup_objects = _SetUpObjects(dict.values(self.namespace), self._modules.values())
         if self._student is not None:
             self._student -= self._trusted
 

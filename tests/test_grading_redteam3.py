@@ -261,3 +261,75 @@ def test_a_malformed_callback_number_is_answered_not_raised() -> None:
     judge, _ = judged("def f():\n    return 1\n", student_names={"f"})
     assert judge.answer_input('{"callback": [1], "args": [], "kwargs": {}}') == ""
     assert judge.answer_input('{"callback": {"a": 1}, "args": [], "kwargs": {}}') == ""
+
+
+# --- a second reading of the fixes above -----------------------------------------------------------------------------
+
+
+def _forge_names(kernel: object, names: dict) -> None:
+    """The student's ``roofline_grader``: every call's reply also claims ``names``, as if the call had changed them."""
+    real = kernel.module.answer
+
+    class Reply:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+    def answer(request: str, namespace: dict, ask_grader: object = None) -> object:
+        reply = real(request, namespace, ask_grader)
+        if json.loads(request)["op"] != "call":
+            return reply
+        data = json.loads(reply.text)
+        data.setdefault("names", {}).update(names)
+        return Reply(json.dumps(data))
+
+    kernel.module.answer = answer
+
+
+def test_a_checks_own_value_the_kernel_cannot_hold_is_still_its_own() -> None:
+    """A check binding a student's name to a Fraction (which the kernel cannot be sent) reads back its own value."""
+    judge, kernel = judged("def f(x):\n    return 0\nr = 1\n", student_names={"f", "r"})
+    _forge_names(kernel, {"r": ["i", 0]})
+    outputs = judge.check("from fractions import Fraction\nr = Fraction(1, 3)\nv = f(1)\nassert v == 3 * r, 'wrong'")
+    assert any(o["output_type"] == "error" for o in outputs), "a wrong f passed against a forged r"
+
+
+@pytest.mark.parametrize(
+    ("setup", "call", "later"),
+    [
+        (
+            "import numpy as np\nM = np.arange(1, 7).reshape(2, 3)",
+            "for row in M:\n    total(row)",
+            "assert low(M) == M.min(), 'wrong'",
+        ),
+        (
+            "import types\nCFG = types.SimpleNamespace(prices=[1, 2, 3])",
+            "total(CFG.prices)",
+            "assert low(CFG.prices) == min(CFG.prices), 'wrong'",
+        ),
+        ("T = [[i + 1] for i in range(150_000)]", "total(T[0])", "assert low(T[0]) == min(T[0]), 'wrong'"),
+    ],
+    ids=["array view", "attribute", "past the walk's limit"],
+)
+def test_no_set_up_value_is_written_back_into(setup: str, call: str, later: str) -> None:
+    """A view of a set-up array, a list held by a set-up object's attribute, and a set-up too large to walk all stay
+    as the set-up cell made them, whatever the student's function does to its argument."""
+    answers = "def total(xs):\n    xs[:] = [0] * len(xs)\n    return 0\n\ndef low(xs):\n    return 0\n"
+    judge, _ = judged(answers, setups=[setup], student_names={"total", "low"})
+    assert not [o for o in judge.check(call) if o["output_type"] == "error"]
+    outputs = judge.check(later)
+    assert any(o["output_type"] == "error" for o in outputs), "a wrong low passed against a zeroed constant"
+
+
+def test_a_callbacks_error_holding_a_students_object_is_answered() -> None:
+    """The check's callback raised an error whose text would ask the kernel (it holds a student's object): the
+    kernel still gets an answer, not a grader exception in the client's loop."""
+    judge, _ = judged("class P:\n    pass\np = P()\n", student_names={"p", "P"})
+    assert judge.check("x = p") == []
+    number = judge._register_callback(lambda value: (_ for _ in ()).throw(KeyError(value)), kept=True)
+    handle = judge._cache["p"]._handle
+    reply = judge.answer_input(json.dumps({"callback": number, "args": [["h", handle]], "kwargs": {}}))
+    assert json.loads(reply)["raised"][0] == "KeyError"
+
+
+def test_an_int_beyond_any_float_is_unreadable_not_an_error() -> None:
+    assert repr(decode(["f", 10**400])) == repr(decode(["c", 10**400, 0])) == "<a value the grader cannot read>"
