@@ -39,8 +39,13 @@ CPU_SIZES: dict[str, Any] = {
 def commit() -> str:
     """The checkout's commit, or ``"unknown"``."""
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                             check=True, timeout=30)
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        )
         return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -60,18 +65,22 @@ def main(argv: list[str] | None = None) -> int:
 
     load = os.getloadavg()[0]
     m = measure_machine("numpy", budget_s=None, progress=True, repeats=args.repeats, **CPU_SIZES)
-    m.provenance.update({
-        "script": "benchmarks/reference_cpu.py",
-        "commit": commit(),
-        "date": dt.date.today().isoformat(),
-        "load_average_before": round(load, 2),
-        "label": f"{m.machine.get('cpu', {}).get('model', 'CPU')}, {m.machine.get('cpu_count')} threads",
-    })
+    m.provenance.update(
+        {
+            "script": "benchmarks/reference_cpu.py",
+            "commit": commit(),
+            "date": dt.date.today().isoformat(),
+            "load_average_before": round(load, 2),
+            "label": f"{m.machine.get('cpu', {}).get('model', 'CPU')}, {m.machine.get('cpu_count')} threads",
+        }
+    )
     out = Path(args.out_dir) / f"{args.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     m.save(out)
-    print(f"{m.machine.get('cpu', {}).get('model', 'CPU')}: peak fp32 {m.peak_flops('fp32') / 1e9:.1f} GFLOP/s, "
-          f"copy {m.bandwidth('copy') / 1e9:.1f} GB/s; wrote {out}")
+    print(
+        f"{m.machine.get('cpu', {}).get('model', 'CPU')}: peak fp32 {m.peak_flops('fp32') / 1e9:.1f} GFLOP/s, "
+        f"copy {m.bandwidth('copy') / 1e9:.1f} GB/s; wrote {out}"
+    )
     return 0
 
 
