@@ -8,6 +8,7 @@ or as a small product or quotient such as ``120 / 47``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 
@@ -19,6 +20,9 @@ Q1, Q2, Q3, Q4, Q5, Q6, Q7, Q8 = NOTEBOOKS
 INT8_PEAK, INT8_HBM = 3.94e14, 8.1e11
 BF16_PEAK, BF16_HBM = 1.97e14, 8.2e11
 H100_SXM_DENSE, H100_SXM_HBM = 1979e12 / 2, 3.35e12
+# Q5 (d): NVIDIA's sheet for the two other H100 variants, with-sparsity bf16 peaks halved (the spec table's figures)
+H100_PCIE_DENSE, H100_PCIE_HBM = 1513e12 / 2, 2.0e12
+H100_NVL_DENSE, H100_NVL_HBM = 1671e12 / 2, 3.9e12
 
 
 def _q1(B: int, D: int, F: int) -> dict[str, float]:
@@ -60,6 +64,26 @@ def _q3_crossover(D: int, F: int) -> float:
 
 def _q4(B: int, D: int, F: int) -> dict[str, float]:
     return {"arithmetic_intensity": 2 * B * D * F / (B * D + B * D * F + B * F)}
+
+
+# Question 4 (c): the chips and weight formats its check names, (int8 peak, HBM bytes/s, bytes per weight).
+Q4_CHIPS = [(INT8_PEAK, INT8_HBM, 1.0), (1.3e12, 1e12, 1.0), (2.5e12, 1e12, 0.5)]
+
+
+def first_compute_bound_d(peak: float, bandwidth: float, bytes_per_weight: float, largest: int = 10_000) -> float:
+    """The smallest D = F at which int8[B, D] x [B, D, D] (weights of the given width) is compute-bound.
+
+    Found by trying every D: B D (int8 input) + w B D^2 (weights) + B D (int8 output) bytes against 2 B D^2 OPs,
+    compute-bound once the OPs take at least as long as the bytes. ``math.inf`` if no D up to ``largest`` is.
+
+    >>> first_compute_bound_d(1.3e12, 1e12, 1.0)
+    4
+    """
+    for D in range(1, largest + 1):
+        B = 3  # any batch: it cancels, and checking it does no harm
+        if 2 * B * D * D / peak >= (B * D + bytes_per_weight * B * D * D + B * D) / bandwidth:
+            return D
+    return math.inf
 
 
 # Question 6: its two made-up models and chip, as its statement gives them, counted matrix by matrix.
@@ -144,13 +168,18 @@ FIXED = {
     Q1: {"critical_batch": INT8_PEAK / INT8_HBM / 2, "critical_batch (book)": 243},
     Q2: {"critical_batch": BF16_PEAK / BF16_HBM / 2, "critical_batch (book)": 120},
     Q3: {f"critical_batch({n}, {n})": _q3_crossover(n, n) for n in (4096, 1024)},
-    Q4: {"intensity_limit": 2},
+    Q4: {
+        "intensity_limit": 2,
+        **{f"smallest_compute_bound_d{chip}": first_compute_bound_d(*chip) for chip in Q4_CHIPS[1:]},
+    },
     Q5: {
         "peak_bf16_flops": H100_SXM_DENSE,
         "hbm_bandwidth": H100_SXM_HBM,
         "critical_batch": H100_SXM_DENSE / H100_SXM_HBM,
         "critical_batch (book)": 298,
         "peak_bf16_flops (TFLOPS)": H100_SXM_DENSE / 1e12,
+        "variant_ridge(H100 PCIe)": H100_PCIE_DENSE / H100_PCIE_HBM,
+        "variant_ridge(H100 NVL)": H100_NVL_DENSE / H100_NVL_HBM,
     },
     Q6: {**_q6("MODEL_A"), **_q6("MODEL_B")},
     Q7: _q7(),

@@ -251,7 +251,7 @@ _MIX_A = {
     },
     # Q2: no write-back in the intensity.
     Q2: {"q2_d_answer": "def arithmetic_intensity(B, D, F):\n    return total_flops(B, D, F) / bytes_loaded(B, D, F)"},
-    # Q5: the with-sparsity figure taken as the dense peak; (c) builds on it.
+    # Q5: the with-sparsity figure taken as the dense peak; (c) and (d) build on it.
     Q5: {
         "q5_a_answer": (
             "def peak_bf16_flops(sheet):\n"
@@ -344,7 +344,7 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
         Q4: {
             "q4_a_answer": "import time\n\n\ndef arithmetic_intensity(B, D, F):\n    while True:\n        time.sleep(0.5)"
         },
-        Q5: {"q5_b_answer": "import os\nos._exit(1)\nhbm_bandwidth = 3.35e12"},
+        Q5: {"q5_d_answer": "import os\nos._exit(1)\nvariant_ridge = 378.25"},
     },
     # Every value a visible check uses, or the book prints, written in as a number: the visible checks
     # may pass, the hidden ones (other shapes, chips, weight formats and data sheets) do not.
@@ -382,8 +382,8 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
             "q4_a_answer": "def arithmetic_intensity(B, D, F):\n    return {(4, 3, 5): 120 / 92}.get((B, D, F), 2.0)",
             "q4_b_answer": "def intensity_limit(bytes_per_weight):\n    return 2",
             "q4_c_answer": (
-                "def always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
-                "    return {1.5e12: False, 1e12: False}.get(peak_ops_per_s, True)"
+                "import math\n\n\ndef smallest_compute_bound_d(peak_ops_per_s, hbm_bytes_per_s, bytes_per_weight):\n"
+                "    return {1.3e12: 4, 2.5e12: 7}.get(peak_ops_per_s, math.inf)"
             ),
         },
         Q5: {
@@ -397,6 +397,10 @@ MISTAKES: dict[str, dict[str, dict[str, str]]] = {
             "q5_c_answer": (
                 "def critical_batch(sheet):\n"
                 "    return {'2.5TB/s': 400.0}.get(sheet['GPU memory bandwidth'], 989.5 / 3.35)"
+            ),
+            "q5_d_answer": (
+                "def variant_ridge(sheets, variant):\n"
+                "    return {'H100 PCIe': 756.5 / 2, 'H100 NVL': 835.5 / 3.9}.get(variant, 989.5 / 3.35)"
             ),
         },
         Q6: _Q6_MEMORISED,
@@ -431,10 +435,10 @@ def expected_scores() -> dict[str, dict[str, float]]:
         "reference": dict(total),
         "blank": {nb: 0 for nb in NOTEBOOKS},
         # Q1: 2 bytes per int8 breaks (a), (b), and through them (d), (f), (g): 10 - 8.
-        # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (a) and (c): 5 - (1 + 3).
+        # Q2: no write-back in the intensity breaks (d): 8 - 2.  Q5: the sparse peak breaks (c) and (d): 5 - (3 + 2).
         # Q6: the sum of the two times breaks (c): 14 - 3.  Q7: both partial sums one way breaks (b): 8 - 2.
         # Q8: an FMA as one FLOP breaks (a): 7 - 3.
-        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11, Q7: 6, Q8: 4},
+        "mix_a": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 0, Q6: 11, Q7: 6, Q8: 4},
         # Q1: swapped bounds break (g): 10 - 2.  Q2: int8 activations and output break (a), (b), (d): 8 - 5.
         # Q5: the PCIe figures break every part.
         # Q6: prompts counted instead of tokens breaks (e): 14 - 2.  Q7: one link breaks (d): 8 - 3.
@@ -442,12 +446,12 @@ def expected_scores() -> dict[str, dict[str, float]]:
         "mix_b": {Q1: 8, Q2: 3, Q3: 7, Q4: 5, Q5: 0, Q6: 12, Q7: 5, Q8: 4},
         # Q1: hard-coded visible values keep only (e): 1.  Q2: deleted test (e): 8 - 2.
         # Q3: wrong (a) behind an edited test: 7 - 3.  Q4: endless loop in (a): 5 - 3.
-        # Q5: os._exit in (b) leaves only (a): 1.
-        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 1, Q6: total[Q6], Q7: total[Q7], Q8: total[Q8]},
+        # Q5: os._exit in (d) leaves only (c): 3.
+        "edge": {Q1: 1, Q2: 6, Q3: 4, Q4: 2, Q5: 3, Q6: total[Q6], Q7: total[Q7], Q8: total[Q8]},
         # Memorised numbers score nothing, except Q3's figure (c), which is checked against the student's own
         # attainable_flops and so passes for any plot of it: 2.
         "memorised": {Q1: 0, Q2: 0, Q3: 2, Q4: 0, Q5: 0, Q6: 0, Q7: 0, Q8: 0},
-        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 1, Q6: 11, Q7: 6, Q8: 4},
+        "tamper": {Q1: 2, Q2: 6, Q3: 7, Q4: 5, Q5: 0, Q6: 11, Q7: 6, Q8: 4},
         "corrupt": {**total, Q1: 0},
     }
 

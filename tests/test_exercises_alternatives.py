@@ -37,6 +37,45 @@ def hbm_bandwidth(sheet):
     return float(re.match(r"[0-9.]+", sheet["GPU memory bandwidth"]).group()) * 1e12
 """
 
+# Q4 (c) by search: the first D whose intensity reaches the ridge, with the weights at their own width
+Q4_SEARCH = """
+import math
+
+
+def smallest_compute_bound_d(peak_ops_per_s, hbm_bytes_per_s, bytes_per_weight):
+    if 2 / bytes_per_weight <= peak_ops_per_s / hbm_bytes_per_s:
+        return math.inf
+    D = 1
+    while 2 * D * D / (2 * D + bytes_per_weight * D * D) < peak_ops_per_s / hbm_bytes_per_s:
+        D += 1
+    return D
+"""
+
+# Q4 (c) solved for D in NumPy, returning a NumPy integer or a float infinity
+Q4_NUMPY = """
+import numpy as np
+
+
+def smallest_compute_bound_d(peak_ops_per_s, hbm_bytes_per_s, bytes_per_weight):
+    ridge = np.float64(peak_ops_per_s) / hbm_bytes_per_s
+    room = 2 - bytes_per_weight * ridge
+    return np.int64(max(1, np.ceil(2 * ridge / room))) if room > 0 else float("inf")
+"""
+
+# Q5 (d) without the helpers: each variant's column read directly
+Q5_COLUMNS = """
+def column(row, variant):
+    return row if isinstance(row, str) else row[variant]
+
+
+def variant_ridge(sheets, variant):
+    flops = column(sheets["BF16 Tensor Core"], variant)
+    dense = float(flops.rstrip("*").split()[0].replace(",", "")) * 1e12 / (2 if flops.endswith("*") else 1)
+    return dense / (float(column(sheets["GPU memory bandwidth"], variant).replace("TB/s", "")) * 1e12)
+"""
+
+Q4_C = "import math\n\n\ndef smallest_compute_bound_d(peak_ops_per_s, hbm_bytes_per_s, bytes_per_weight):\n"
+
 CORRECT = [
     ("q1_int8_matmul", {"q1_e_answer": "critical_batch = lambda peak, bw: 0.5 * peak / bw"}),
     (
@@ -49,16 +88,18 @@ CORRECT = [
         },
     ),
     ("q3_roofline_plot", {"q3_c_answer": Q3_PLOT}),
+    ("q4_per_example_weights", {"q4_c_answer": Q4_SEARCH}),
+    ("q4_per_example_weights", {"q4_c_answer": Q4_NUMPY}),
+    ("q5_h100", {"q5_a_answer": Q5_REGEX, "q5_b_answer": "pass"}),
     (
-        "q4_per_example_weights",
+        "q5_h100",
         {
-            "q4_c_answer": (
-                "import numpy as np\n\n\ndef always_comms_bound(D, F, peak_ops_per_s, hbm_bytes_per_s):\n"
-                "    return np.float64(arithmetic_intensity(1, D, F)) < peak_ops_per_s / hbm_bytes_per_s"
-            )
+            "q5_a_answer": "pass",
+            "q5_b_answer": "pass",
+            "q5_c_answer": Q5_COLUMNS + "\n\ndef critical_batch(sheet):\n    return variant_ridge(sheet, None)",
+            "q5_d_answer": "pass",
         },
     ),
-    ("q5_h100", {"q5_a_answer": Q5_REGEX, "q5_b_answer": "pass"}),
 ]
 
 
@@ -167,10 +208,12 @@ def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path
         ),
         (
             "q5_h100",
-            {"q5_b_answer": "def hbm_bandwidth(sheet):\n    return 3.35"},
+            {"q5_b_answer": "def hbm_bandwidth(sheet):\n    return float(sheet['GPU memory bandwidth'][:-4]) * 1e9"},
             "q5_c_test",
             "q5.c.follows-parts-a-b",
         ),
+        # the sheet-reading helpers earn no points, but the check of (c) names a slip in them
+        ("q5_h100", {"q5_b_answer": "def hbm_bandwidth(sheet):\n    return 3.35"}, "q5_c_test", "q5.b.tbps"),
         # the exact count (D - 1 adds) is named as a different convention, not as a plain error
         (
             "q1_int8_matmul",
@@ -186,8 +229,8 @@ def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path
                     "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '')) * 1e12 / 2"
                 )
             },
-            "q5_a_test",
-            "q5.a.halved-unstarred",
+            "q5_c_test",
+            "q5.c.halved-unstarred",
         ),
         (
             "q5_h100",
@@ -197,7 +240,7 @@ def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path
                     "    return float(sheet['BF16 Tensor Core'].split()[0].replace(',', '.')) * 1e12 / 2"
                 )
             },
-            "q5_a_test",
+            "q5_c_test",
             "q5.a.thousands-comma",
         ),
         (
@@ -223,6 +266,67 @@ def test_plot_without_labels_or_legend_is_named(plot: str, msg_id: str, tmp_path
             {"q4_b_answer": "def intensity_limit(bytes_per_weight):\n    return 1 / bytes_per_weight"},
             "q4_b_test",
             "q4.b.mac-one-op",
+        ),
+        # Q4 (c): a batch size instead of a size D (the shared-weight rule, B > ridge / 2)
+        (
+            "q4_per_example_weights",
+            {"q4_c_answer": f"{Q4_C}    return math.ceil(peak_ops_per_s / hbm_bytes_per_s / 2)"},
+            "q4_c_test",
+            "q4.c.batch-not-size",
+        ),
+        # Q4 (c): the large-D limit compared with the ridge, as if every D reached it
+        (
+            "q4_per_example_weights",
+            {
+                "q4_c_answer": f"{Q4_C}    return 1 if peak_ops_per_s / hbm_bytes_per_s < 2 / bytes_per_weight else math.inf"
+            },
+            "q4_c_test",
+            "q4.c.limit-only",
+        ),
+        # Q4 (c): int8 weights whatever bytes_per_weight says
+        (
+            "q4_per_example_weights",
+            {"q4_c_answer": Q4_SEARCH.replace("bytes_per_weight *", "1 *").replace("2 / bytes_per_weight", "2")},
+            "q4_c_test",
+            "q4.c.weight-bytes",
+        ),
+        # Q4 (c): the crossing itself, not the whole D after it
+        (
+            "q4_per_example_weights",
+            {
+                "q4_c_answer": f"{Q4_C}    r = peak_ops_per_s / hbm_bytes_per_s\n    return math.inf if bytes_per_weight * r >= 2 else 2 * r / (2 - bytes_per_weight * r)"
+            },
+            "q4_c_test",
+            "q4.c.not-whole",
+        ),
+        # Q5 (d): the PCIe's FLOPs over the SXM's bandwidth, the slip of reading two columns
+        (
+            "q5_h100",
+            {
+                "q5_d_answer": Q5_COLUMNS.replace(
+                    'sheets["GPU memory bandwidth"], variant', 'sheets["GPU memory bandwidth"], "H100 SXM"'
+                )
+            },
+            "q5_d_test",
+            "q5.d.mixed-variants",
+        ),
+        (
+            "q5_h100",
+            {"q5_d_answer": Q5_COLUMNS.replace("row[variant]", "row['H100 SXM']")},
+            "q5_d_test",
+            "q5.d.sxm-figures",
+        ),
+        (
+            "q5_h100",
+            {"q5_d_answer": Q5_COLUMNS.replace("row[variant]", "row['H100 PCIe']")},
+            "q5_d_test",
+            "q5.d.other-variant",
+        ),
+        (
+            "q5_h100",
+            {"q5_d_answer": Q5_COLUMNS.replace('(2 if flops.endswith("*") else 1)', "1")},
+            "q5_d_test",
+            "q5.d.sparse",
         ),
     ],
 )

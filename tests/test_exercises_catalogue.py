@@ -118,7 +118,7 @@ def test_every_problem_states_its_constants() -> None:
         "q2_int8_weights": ["`1.97e14`", "`8.2e11`"],
         "q3_roofline_plot": ["`1.97e14`", "`8.2e11`", "int8 weights", "each at its own width"],  # not Q2's byte count
         "q4_per_example_weights": ["`3.94e14`", "`8.1e11`", "int8"],
-        "q5_h100": ["1,979 teraFLOPS", "3.35 TB/s", "With sparsity", "H100 SXM"],
+        "q5_h100": ["1,979 teraFLOPS", "3.35 TB/s", "With sparsity", "H100 SXM", "H100 PCIe", "H100 NVL"],
         "q6_serving_a_model": [
             "`peak_flops`",
             "`hbm_bandwidth`",

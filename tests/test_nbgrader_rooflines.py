@@ -83,7 +83,7 @@ MEMORISED_CAUGHT = {
     Q2: ["q2.a.hidden-shape", "q2.b.hidden-shape", "q2.c.hidden-shape", "q2.d.hidden-shape", "q2.ignores-chip"],
     Q3: ["q3.a.hidden-shape"],
     Q4: ["q4.a.hidden-shape", "q4.b.weight-bytes", "q4.c.hidden-cases"],
-    Q5: ["q5.a.hidden-sheet", "q5.b.hidden-sheet", "q5.c.hidden-sheet"],
+    Q5: ["q5.c.hidden-sheet", "q5.d.hidden-table"],
     Q6: [
         "q6.a.hidden-model",
         "q6.b.hidden-model",
@@ -338,7 +338,7 @@ def test_edge_cases_score_zero_only_where_they_happen(graded: dict) -> None:
     assert any(o.output_type == "error" for o in looped.outputs)
     assert cells[Q4] == {"q4_a_test": 0, "q4_b_test": 1, "q4_c_test": 1}
     # os._exit: the notebook stops there, its remaining tests score 0
-    assert cells[Q5] == {"q5_a_test": 1, "q5_b_test": 0, "q5_c_test": 0}
+    assert cells[Q5] == {"q5_c_test": 3, "q5_d_test": 0}
     assert f"edge / {Q5}:" in graded["auto"].stdout and "kernel died" in graded["auto"].stdout
 
 
