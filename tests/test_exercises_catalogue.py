@@ -134,3 +134,18 @@ def test_every_problem_states_its_constants() -> None:
         intro = read(SOURCE / f"{name}.ipynb").cells[0].source
         for figure in figures:
             assert figure in intro, (name, figure)
+
+
+def test_the_learners_page_states_the_assignments_points() -> None:
+    """docs/learners.md's total and hand-graded points are the source notebooks' own."""
+    total = by_hand = 0
+    for name in NOTEBOOKS:
+        for cell in read(ROOT / "solutions" / ASSIGNMENT / f"{name}.ipynb").cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade"):
+                total += meta["points"]
+                by_hand += meta["points"] if meta.get("solution") else 0
+    text = " ".join((ROOT / "docs" / "learners.md").read_text(encoding="utf-8").split())
+    stated = re.search(r"(\d+) in all, of which (\d+)", text)
+    assert stated, "docs/learners.md no longer states the assignment's points"
+    assert (int(stated[1]), int(stated[2])) == (total, by_hand)
