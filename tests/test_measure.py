@@ -463,7 +463,7 @@ def test_measurement_health_leaves_the_known_effects_alone_and_names_a_noisy_swe
     # a contended run: one size runs at a fraction of its neighbours, its timed runs spread
     m.sweep[-1] = mm(128, 30, spread=3.0)
     (problem,) = rl.measurement_health(m).problems
-    assert (problem.check, problem.what, problem.reference_B) == ("drop", "B = 128", 64)
+    assert (problem.check, problem.what, problem.B, problem.reference_B) == ("drop", "B = 128", 128, 64)
     assert problem.value == pytest.approx(30 / 225) and problem.limit == 0.8 and problem.spread == pytest.approx(3.0)
     m.sweep[-1], m.sweep[4] = mm(128, 237), mm(16, 50)  # B = 16 below B = 8: a dip
     (problem,) = rl.measurement_health(m).problems

@@ -36,14 +36,16 @@ class Problem:
     :func:`rooflinelib.sweep_shape`). ``what``: the operation, e.g. ``"peak fp32"``,
     ``"copy"``, ``"B = 16"``. ``value``: the ratio found (slowest / fastest, median /
     fastest, or the failing size's share of the rate it is compared with), ``limit``
-    the ratio allowed. ``reference_B``: for ``"dip"`` and ``"drop"``, the size
-    compared with; ``spread``: that failing size's median / fastest.
+    the ratio allowed. For ``"dip"`` and ``"drop"``: ``B``, the failing size,
+    ``reference_B``, the size compared with, and ``spread``, the failing size's
+    median / fastest run.
     """
 
     check: str
     what: str
     value: float
     limit: float
+    B: int | None = None
     reference_B: int | None = None
     spread: float | None = None
 
@@ -134,6 +136,6 @@ def measurement_health(
                 limit = 1 - inspect.signature(knee_sweep).parameters["tolerance"].default
             else:
                 limit = inspect.signature(sweep_shape).parameters["hold"].default
-            problems.append(Problem(shape.problem, f"B = {int(shape.B)}", shape.share, limit,
+            problems.append(Problem(shape.problem, f"B = {int(shape.B)}", shape.share, limit, int(shape.B),
                                     int(shape.reference_B), bad.median_s / bad.min_s))  # fmt: skip
     return Health(tuple(problems))
