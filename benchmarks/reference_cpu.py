@@ -9,6 +9,14 @@ second plot beside them.
 
     python benchmarks/reference_cpu.py                    # writes cpu-reference.json
     python benchmarks/reference_cpu.py --name my-laptop --repeats 21
+    python benchmarks/reference_cpu.py --name cpu-contended --load-processes 2 --force
+
+A run that :func:`rooflinelib.measurement_health` finds noisy (a roof whose
+timed runs spread, a sweep the roofline does not explain) is not written: the
+script says what it found and exits with status 1. ``--force`` writes it anyway,
+for a run meant to be noisy: ``--load-processes N`` starts N busy loops in other
+processes for the length of the measurement, the way the book's example of a
+contended run (``cpu-contended.json``) was made, and records them in the file.
 
 The file is :meth:`rooflinelib.measure.MachineMeasurement.save`'s JSON (with
 its ``format`` number); :func:`rooflinelib.load_measurement` reads it back.
@@ -18,9 +26,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import multiprocessing
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -51,27 +61,74 @@ def commit() -> str:
         return "unknown"
 
 
+def busy_loop() -> None:  # pragma: no cover - runs in a child process, until terminated
+    """Keep one core busy: the load of ``--load-processes``."""
+    x = 0
+    while True:
+        x = (x + 1) % 1_000_003
+
+
+def start_load(n: int) -> list[multiprocessing.Process]:
+    """``n`` busy-loop processes, started and given a moment to reach full speed."""
+    procs = [multiprocessing.Process(target=busy_loop, daemon=True) for _ in range(n)]
+    for proc in procs:
+        proc.start()
+    if procs:
+        time.sleep(1.0)
+    return procs
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure, write the JSON, print a one-line summary; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--name", default="cpu-reference", help="file stem for the JSON (cpu-reference)")
     parser.add_argument("--repeats", type=int, default=15, help="timed runs of each operation (15)")
     parser.add_argument("--out-dir", default=str(ROOT / "rooflinelib" / "data" / "measurements"))
+    parser.add_argument(
+        "--load-processes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="busy loops run in N other processes while measuring, for a contended example (0)",
+    )
+    parser.add_argument("--force", action="store_true", help="write the file even if the run looks noisy")
     args = parser.parse_args(argv)
+    if args.repeats < 3:
+        parser.error(f"--repeats must be at least 3 for the noise check to mean anything, got {args.repeats}")
+    if args.load_processes < 0:
+        parser.error(f"--load-processes must be 0 or more, got {args.load_processes}")
 
     if str(ROOT) not in sys.path:  # run from a checkout without installing rooflinelib
         sys.path.insert(0, str(ROOT))
-    from rooflinelib.measure import measure_machine
+    from rooflinelib.measure import measure_machine, measurement_health
 
     load = os.getloadavg()[0]
-    m = measure_machine("numpy", budget_s=None, progress=True, repeats=args.repeats, **CPU_SIZES)
+    procs = start_load(args.load_processes)
+    try:
+        m = measure_machine("numpy", budget_s=None, progress=True, repeats=args.repeats, **CPU_SIZES)
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.join()
+    health = measurement_health(m)
+    if not health.ok and not args.force:
+        print(
+            f"not written: this run looks noisy ({health}). Measure again on an idle machine, or pass --force "
+            "to write it anyway.",
+            file=sys.stderr,
+        )
+        return 1
     m.provenance.update(
         {
             "script": "benchmarks/reference_cpu.py",
             "commit": commit(),
             "date": dt.date.today().isoformat(),
             "load_average_before": round(load, 2),
-            "label": f"{m.machine.get('cpu', {}).get('model', 'CPU')}, {m.machine.get('cpu_count')} threads",
+            "load_processes": args.load_processes,
+            "health": str(health),
+            "label": f"{m.machine.get('cpu', {}).get('model', 'CPU')}, {m.machine.get('cpu_count')} threads"
+            + (f", {args.load_processes} busy loops beside it" if args.load_processes else ""),
+            "command": " ".join(["python benchmarks/reference_cpu.py", *(argv if argv is not None else sys.argv[1:])]),
         }
     )
     out = Path(args.out_dir) / f"{args.name}.json"

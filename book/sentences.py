@@ -20,6 +20,8 @@ import math
 import string
 from typing import TYPE_CHECKING
 
+from rooflinelib.measure import MEDIAN_SPREAD
+
 if TYPE_CHECKING:
     from rooflinelib.measure import CpuFigures, MachineMeasurement
 
@@ -69,18 +71,25 @@ MEASURE: dict[str, str] = {
     ),
     "dot_right": "yet here it sits right of the measured ridge: this machine's ridge is below a quarter FLOP per byte",
     "dot_above_all": (
-        "On the build machine every dot product of the sweep runs above the bandwidth roof, up to the longest, "
+        "In this run every dot product of the sweep runs above the bandwidth roof, up to the longest, "
         "{mib:.0f} MiB of vectors: none is long enough to come from main memory alone."
     ),
+    "dot_above_all_read": (
+        "In this run every dot product runs above the bandwidth roof. The shorter ones fit in a cache; the "
+        "longest, {mib:.0f} MiB of vectors, {llc:.0f} times the last-level cache, does not, and still runs "
+        "{ratio:.2f} times faster than the roof allows. A dot product only reads, while the copy that set the "
+        "roof is credited with two arrays and moves three (write-allocate, above): the roof sits below what "
+        "main memory delivers to a loop that only reads."
+    ),
     "dot_above_some": (
-        "On the build machine {n} of the {total} dot products run above the bandwidth roof; the longest, "
+        "In this run {n} of the {total} dot products run above the bandwidth roof; the longest, "
         "{mib:.0f} MiB of vectors, does not."
     ),
     "dot_above_longest": (
-        "On the build machine {n} of the {total} dot products run above the bandwidth roof, the longest, "
+        "In this run {n} of the {total} dot products run above the bandwidth roof, the longest, "
         "{mib:.0f} MiB of vectors, among them."
     ),
-    "dot_above_none": "On the build machine no dot product runs above the bandwidth roof.",
+    "dot_above_none": "In this run no dot product runs above the bandwidth roof.",
     "sweep_range": "{first} to {last}",
     "knee_few": "has too few sizes to place a knee",
     "knee_first_below": (
@@ -162,8 +171,8 @@ MEASURE: dict[str, str] = {
     "reason_late_gap": (
         "The sweep bends later than the model: at {count} of the sizes below the knee it runs under 80% of "
         "its roof, up to {ms:.1f} ms slower than its roofline time. That is too long for a call's fixed costs, "
-        "which take microseconds: work that grows with the weight matrix, or other work on the build machine, "
-        "took that time (see below)."
+        "which take microseconds: work that grows with the weight matrix, such as packing it, took that time "
+        "(see below)."
     ),
     "caption_steady": "As B grows, the matmul points climb towards the flat roof.",
     "caption_unsteady": (
@@ -212,12 +221,6 @@ MEASURE: dict[str, str] = {
         "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
         "above, near the 1.5 that write-allocate predicts: the copy is credited with two arrays and moves "
         "three, while acc += x writes only lines it has just read, so it moves what it is credited with.)"
-    ),
-    "levels_steps_apart": (
-        "One core moves {first:.0f} GB/s while its working set fits in L{level}, and {dram:.0f} GB/s from main "
-        "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
-        "above. Both are loops on one core and should agree more closely than that: the load on the build "
-        "machine changed between the two, so take both with care.)"
     ),
     "levels_no_dram": (
         "One core moves {first:.0f} GB/s while its working set fits in L{level}; no working set of the sweep "
@@ -277,12 +280,10 @@ MEASURE: dict[str, str] = {
         "units busy for most of the cycles these figures count."
     ),
     "pred_nominal": (
-        "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction. That share does not say how "
-        "full BLAS keeps the vector units: the clock in the prediction is the nominal one, and a core under load "
-        "often runs well above it (a turbo clock that a virtual machine does not report), while a core that "
-        "starts fewer 512-bit FMAs per cycle than assumed has a lower ceiling. The true in-core peak may lie "
-        "above or below the prediction, by factors this page cannot read; only a loop timed on the core itself "
-        "(a microbenchmark of FMAs, or the cycles a profiler such as perf stat counts) settles it."
+        "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction. The clock in the prediction "
+        "is the nominal one, and the clock under load differs from it both ways (see the box below), so that "
+        "share does not say how full BLAS keeps the vector units: only a loop timed on the core itself (a "
+        "microbenchmark of FMAs, or the cycles a profiler such as perf stat counts) settles it."
     ),
     "pred_gap": (
         "The measured peak, {measured:.1f} GFLOP/s, is {pct:.0f}% of the prediction. The gap has several "
@@ -363,6 +364,32 @@ MEASURE: dict[str, str] = {
         "of the matmuls timed above, and on a machine shared with other work a later run can do better."
     ),
     "place_unmeasured": "{n} of them fit in a level whose bandwidth the sweep did not measure, so they are not judged.",
+    # what noise looks like: the contended run against the reference, and the live run's verdict
+    "noise_peak": (
+        "Its fastest matmul's slowest run took {slow:.0f} times as long as its fastest run, and its median "
+        "{median:.0f} times; in the reference run, {ref_slow:.2f} and {ref_median:.2f} times."
+    ),
+    "noise_drop": "Its sweep falls at B = {b} to {pct:.0f}% of its rate at B = {ref}, a smaller size.",
+    "noise_dip": "Its sweep dips at B = {b} to {pct:.0f}% of its rate at B = {ref}, a smaller size.",
+    "noise_sweep_none": "Its sweep still rises to a plateau.",
+    "noise_none": "no sign of noise",
+    "noise_signs": "{n} signs",
+    "live_ok": (
+        "This live run passes the noise check. Its peak is {peak:.1f} GFLOP/s and its copy {copy:.1f} GB/s, "
+        "{pct_peak:.0f}% and {pct_copy:.0f}% of the reference run's."
+    ),
+    "live_noisy_spread": (
+        "This live run looks noisy: the noise check finds {n} signs of noise, among them a roof whose slowest "
+        "run took {ratio:.1f} times as long as its fastest. Read its numbers with the box above in mind."
+    ),
+    "live_noisy_median": (
+        "This live run looks noisy: the noise check finds {n} signs of noise, among them a roof whose median "
+        "run took {pct:.0f}% longer than its fastest. Read its numbers with the box above in mind."
+    ),
+    "live_noisy_sweep": (
+        "This live run looks noisy: its sweep at B = {b} runs at only {pct:.0f}% of its rate at B = {ref}, which "
+        "no effect of the roofline explains. Read its numbers with the box above in mind."
+    ),
     "h200_same": "the same peak",
     "h200_different": "a different peak",
 }
@@ -377,7 +404,7 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     "cpu_verdict": ("cpu_little", "cpu_much"),
     "threads_note": ("threads_many", "threads_one", "threads_unknown"),
     "dot_side": ("dot_left", "dot_right"),
-    "dot_above": ("dot_above_all", "dot_above_some", "dot_above_longest", "dot_above_none"),
+    "dot_above": ("dot_above_all", "dot_above_all_read", "dot_above_some", "dot_above_longest", "dot_above_none"),
     "sweep_caption": ("caption_steady", "caption_unsteady", "caption_few", "caption_left_out"),
     "sweep_range": ("sweep_range",),
     "knee_sentence": (
@@ -405,7 +432,7 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     ),
     "above_roof": ("above_some", "above_many", "above_none"),
     "cache_note": ("caches_none", "caches_one", "caches_two", "caches_three"),
-    "stair_main": ("levels_none", "levels_no_dram", "levels_steps", "levels_steps_alloc", "levels_steps_apart"),
+    "stair_main": ("levels_none", "levels_no_dram", "levels_steps", "levels_steps_alloc"),
     "stair_steps": ("levels_rise", "levels_flat", "levels_down", None),
     "cpu_cores": (None, "not_reported"),
     "cpu_cores_from": ("cores_topology", "cores_cpu_count", "not_reported"),
@@ -433,14 +460,19 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     "place_threads": ("place_threads", "place_threads_one", "place_threads_unknown", None),
     "place_reason": ("over_reason", "over_reason_one", None),
     "place_peak": ("over_peak", "over_peak_one", "over_peak_some", None),
+    "noise_peak": ("noise_peak",),
+    "noise_sweep": ("noise_drop", "noise_dip", "noise_sweep_none"),
+    "noise_ref_count": ("noise_none", "noise_signs"),
+    "noise_count": ("noise_none", "noise_signs"),
+    "live_verdict": ("live_ok", "live_noisy_spread", "live_noisy_median", "live_noisy_sweep"),
     "h200_same_peak": ("h200_same", "h200_different"),
 }
 # Added to any knee sentence when the predicted knee lies outside the sizes measured.
 OUTSIDE = "; the prediction lies outside the sizes measured, so compare the two with care"
 #: The longest a call's fixed costs take (thread wake-up, set-up): a gap above it is not "microseconds".
 FIXED_COST_S = 1e-4
-#: How far a point's median run may lie above its fastest for its timed runs to count as agreeing (10%).
-SPREAD = 0.10
+#: How far a point's median run may lie above its fastest for its timed runs to count as agreeing: the noise check's.
+SPREAD = MEDIAN_SPREAD
 
 
 def say(key: str, **values: float) -> str:
@@ -613,3 +645,75 @@ def prediction(cpu: CpuFigures, peak: float) -> dict[str, str]:
         out["pred_scalar"] = say("scalar" if scalar < peak else "scalar_above", scalar=scalar / 1e9,
                                  ratio=peak / scalar)  # fmt: skip
     return out
+
+
+def _signs(n: int) -> str:
+    return say("noise_none") if n == 0 else say("noise_signs", n=n)
+
+
+def _roof_run(m: MachineMeasurement, dtype: str = "fp32") -> tuple[float, float]:
+    """The slowest and the median run of ``m``'s fastest matmul in ``dtype``, each over its fastest run."""
+    best = max((p for p in [*m.peak.values(), *m.sweep] if p.dtype == dtype), key=lambda p: p.flops_per_s)
+    return best.max_s / best.min_s, best.median_s / best.min_s
+
+
+def noise_box(ref: MachineMeasurement, noisy: MachineMeasurement) -> dict[str, str]:
+    """The glued values of the measure page's box "What noise looks like": a contended run against the reference.
+
+    Example
+    -------
+    >>> import rooflinelib as rl
+    >>> runs = rl.reference_measurements(kind="cpu")
+    >>> said = noise_box(runs["cpu-reference"], runs["cpu-contended"])
+    >>> said["noise_ref_count"], said["noise_loops"]
+    ('no sign of noise', '2')
+    """
+    import rooflinelib as rl
+
+    slow, median = _roof_run(noisy)
+    ref_slow, ref_median = _roof_run(ref)
+    health, ref_health = rl.measurement_health(noisy), rl.measurement_health(ref)
+    sweep = next((p for p in health.problems if p.check in ("dip", "drop")), None)
+    if sweep is None:
+        sweep_text = say("noise_sweep_none")
+    else:
+        assert sweep.B is not None and sweep.reference_B is not None
+        sweep_text = say(f"noise_{sweep.check}", b=sweep.B, pct=100 * sweep.value,
+                         ref=sweep.reference_B)  # fmt: skip
+    return {
+        "noise_loops": f"{noisy.provenance['load_processes']}",
+        "noise_peak": say("noise_peak", slow=slow, median=median, ref_slow=ref_slow, ref_median=ref_median),
+        "noise_sweep": sweep_text,
+        "noise_ref_count": _signs(len(ref_health.problems)),
+        "noise_count": _signs(len(health.problems)),
+    }
+
+
+def live_verdict(m: MachineMeasurement, ref: MachineMeasurement) -> str:
+    """The short verdict on the live run of the measure page: does it pass the noise check, and against what.
+
+    Example
+    -------
+    >>> import rooflinelib as rl
+    >>> runs = rl.reference_measurements(kind="cpu")
+    >>> live_verdict(runs["cpu-contended"], runs["cpu-reference"])[:58]
+    'This live run looks noisy: the noise check finds 8 signs o'
+    >>> live_verdict(runs["cpu-reference"], runs["cpu-reference"])[:70]
+    'This live run passes the noise check. Its peak is 256.6 GFLOP/s and it'
+    """
+    import rooflinelib as rl
+
+    problems = rl.measurement_health(m).problems
+    if not problems:
+        peak, copy = m.peak_flops("fp32"), m.bandwidth("copy")
+        return say("live_ok", peak=peak / 1e9, copy=copy / 1e9, pct_peak=100 * peak / ref.peak_flops("fp32"),
+                   pct_copy=100 * copy / ref.bandwidth("copy"))  # fmt: skip
+    spread = [p.value for p in problems if p.check == "slowest"]
+    if spread:
+        return say("live_noisy_spread", n=len(problems), ratio=max(spread))
+    median = [p.value for p in problems if p.check == "median"]
+    if median:
+        return say("live_noisy_median", n=len(problems), pct=100 * (max(median) - 1))
+    sweep = problems[0]
+    assert sweep.B is not None and sweep.reference_B is not None
+    return say("live_noisy_sweep", b=sweep.B, pct=100 * sweep.value, ref=sweep.reference_B)

@@ -630,10 +630,13 @@ def plot_hierarchical_roofline(
 
     A sloped ceiling per level with a measured bandwidth (the staircase's, one
     core; the copy's bandwidth alone for a measurement without caches or a
-    staircase), each capped by the highest flat ceiling drawn; flat ceilings at the
+    staircase), each capped by the measured peak, as
+    :func:`~rooflinelib.measure.place_points` caps it; flat ceilings at the
     measured peak and, for a CPU measurement whose figures were read
-    (``in_core=True``), at the peak the CPU's figures predict (cores × clock ×
-    SIMD lanes × FMAs per cycle × 2) and the scalar one (one lane). Each point
+    (``in_core=True``), Williams' in-core ceilings from the CPU's figures
+    (:meth:`~rooflinelib.measure.CpuFigures.ceilings`: the predicted peak, cores ×
+    clock × SIMD lanes × FMAs per cycle × 2, then without FMA, without SIMD, the
+    scalar ceiling, and without either). Each point
     of the matmul sweep (circles) and the dot products (squares) is filled with
     the colour of the level its working set fits in
     (:func:`rooflinelib.measure.place_points`). Returns the matplotlib Axes drawn on.
@@ -649,8 +652,9 @@ def plot_hierarchical_roofline(
     >>> m = MachineMeasurement(machine={"caches": [{"level": 1, "bytes": 2**15}], "cpu": cpu},
     ...                        staircase=stair, peak={"fp32": peak})
     >>> fig, ax = plt.subplots()
-    >>> [t.get_text() for t in plot_hierarchical_roofline(m, ax=ax).get_legend().get_texts()][:5]
-    ['L1: 200 GB/s', 'DRAM: 20 GB/s', 'measured peak: 100 GFLOP/s', 'predicted in-core peak: 192 GFLOP/s', 'scalar ceiling: 24 GFLOP/s']
+    >>> [t.get_text() for t in plot_hierarchical_roofline(m, ax=ax).get_legend().get_texts()][:7]  # doctest: +NORMALIZE_WHITESPACE
+    ['L1: 200 GB/s', 'DRAM: 20 GB/s', 'measured peak: 100 GFLOP/s', 'predicted in-core peak: 192 GFLOP/s',
+     'no FMA: 96 GFLOP/s', 'no SIMD (scalar ceiling): 24 GFLOP/s', 'no SIMD, no FMA: 12 GFLOP/s']
     >>> plt.close(fig)
     """
     from rooflinelib.measure.cpu import CpuFigures
@@ -668,26 +672,25 @@ def plot_hierarchical_roofline(
             "copy bandwidth; measure again with rooflinelib.measure_machine"
         )
     peak = m.peak_flops(dtype)
-    flat = [("measured peak", peak, "-")]
+    flat: list[tuple[str, float, Any]] = [("measured peak", peak, "-")]  # name, FLOPs/s, line style
     if in_core and m.machine.get("backend", "numpy") == "numpy":
-        cpu = CpuFigures.from_dict(m.machine.get("cpu"))
-        predicted, scalar = cpu.predicted_peak(dtype), cpu.scalar_peak()
-        if predicted is not None:
-            flat.append(("predicted in-core peak", predicted, "--"))
-        if scalar is not None:
-            flat.append(("scalar ceiling", scalar, ":"))
-    top = max(value for _, value, _ in flat)
+        names = {"peak": "predicted in-core peak", "no FMA": "no FMA", "no SIMD": "no SIMD (scalar ceiling)",
+                 "no SIMD, no FMA": "no SIMD, no FMA"}  # fmt: skip
+        styles = {"peak": "--", "no FMA": "-.", "no SIMD": ":", "no SIMD, no FMA": (0, (1, 4))}
+        ceilings = CpuFigures.from_dict(m.machine.get("cpu")).ceilings(dtype)
+        flat += [(names[name], value, styles[name]) for name, value in ceilings.items()]
     pts = [p for p in m.sweep if p.dtype == dtype] + [p for p in m.dot if p.dtype == dtype]
     placed = place_points(m, pts, dtype=dtype, levels=levels)
     bws = [lv.bandwidth for _, lv in measured if lv.bandwidth is not None]
     xs = [p.intensity for p in pts]
     lo = min([peak / max(bws) / 100, *xs]) / 2
+    top = max(value for _, value, _ in flat)
     hi = max([top / min(bws) * 10, *xs]) * 2
     x = np.geomspace(lo, hi, 400)
     ax = _current_axes(ax)
     for i, level in measured:
         assert level.bandwidth is not None
-        ax.plot(x, np.minimum(top, x * level.bandwidth), color=_level_colour(i, level.name), lw=2,
+        ax.plot(x, np.minimum(peak, x * level.bandwidth), color=_level_colour(i, level.name), lw=2,
                 label=f"{level.name}: {level.bandwidth / 1e9:.0f} GB/s")  # fmt: skip
     for name, value, style in flat:
         ax.axhline(value, color="0.1", ls=style, lw=1.5, label=f"{name}: {value / 1e9:.0f} GFLOP/s")

@@ -447,19 +447,19 @@ def test_quoted_source_says_it(what):
 
 
 def test_measured_knee_is_placed():
-    """The build measures every size of its sweep, so the knee analysis always has a result: the knee, or, when
-    the machine was too busy for a steady sweep, a plain statement that there is none to place (whichever this
-    machine measured: tests/test_book_review.py checks that the sentence fits the numbers shown)."""
+    """The knee is read from the frozen reference run, a quiet one, so the page always places it: at the knee of
+    that run's sweep, less the points the roofline explains, interpolated between its sizes."""
+    import rooflinelib as rl
+
     text = " ".join(prose_blocks("measure-your-machine"))
-    assert "too few sizes" not in text
+    assert "too few sizes" not in text and "too noisy to place a knee" not in text
     assert "measured sweep (8 sizes, B from 1 to 128)" in text
-    assert re.search(
-        r"reaches 80% of its plateau at B ≈ [\d.]+, [\d.]+ times the prediction"
-        r"|already reaches 80% of its plateau at its smallest size"
-        r"|so this run is too noisy to place a knee or a plateau"
-        r"|a knee or a plateau cannot be placed on a curve that does not rise to one",
-        text,
-    ), "the measurement paragraph should place the knee, or say why it cannot"
+    ref = rl.reference_measurements(kind="cpu")["cpu-reference"]
+    kept = rl.knee_sweep(ref)
+    assert kept.shape.steady
+    knee = rl.measured_knee(kept.points)
+    b_star = float(rl.critical_batch_size(ref.peak_flops("fp32"), ref.bandwidth("copy"), 2048, 2048, precision="fp32"))
+    assert f"reaches 80% of its plateau at B ≈ {knee:.1f}, {knee / b_star:.1f} times the prediction" in text
 
 
 CHAPTERS = [

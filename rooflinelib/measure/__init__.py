@@ -22,6 +22,7 @@ The modules, one job each:
 - :mod:`~rooflinelib.measure.sweep`: one operation timed into a :class:`Point`, sweeps within a budget;
 - :mod:`~rooflinelib.measure.system`: platform, caches, BLAS and thread pools, for the record;
 - :mod:`~rooflinelib.measure.cpu`: the CPU's own figures (cores, clock, SIMD width, FMA) and the peak they predict;
+- :mod:`~rooflinelib.measure.health`: :func:`measurement_health`, the signs that other work slowed a measurement;
 - :mod:`~rooflinelib.measure.hierarchy`: memory levels from the cache staircase, and points placed on them;
 - :mod:`~rooflinelib.measure.machine`: the presets and :func:`measure_machine`.
 
@@ -34,6 +35,7 @@ is :func:`rooflinelib.knee_batch_size`.
 
 from rooflinelib.measure.backend import BACKENDS, Backend, get_backend
 from rooflinelib.measure.cpu import CpuFigures, read_cpu_figures
+from rooflinelib.measure.health import MAX_SPREAD, MEDIAN_SPREAD, Health, Problem, measurement_health
 from rooflinelib.measure.hierarchy import Level, Placement, level_of, memory_levels, place_points, working_set
 from rooflinelib.measure.jax_backend import JaxBackend
 from rooflinelib.measure.machine import PRESETS, check_settings, measure_machine, staircase_sizes
@@ -46,6 +48,7 @@ from rooflinelib.measure.results import (
     knee_sweep,
     load_measurement,
     measured_knee,
+    measured_on,
     reference_measurements,
 )
 from rooflinelib.measure.sweep import (
@@ -63,9 +66,12 @@ from rooflinelib.measure.torch_backend import TorchBackend, time_cuda
 __all__ = [
     "BACKENDS",
     "FORMAT",
+    "MAX_SPREAD",
+    "MEDIAN_SPREAD",
     "PRESETS",
     "Backend",
     "CpuFigures",
+    "Health",
     "JaxBackend",
     "KneeSweep",
     "Level",
@@ -73,6 +79,7 @@ __all__ = [
     "NumpyBackend",
     "Placement",
     "Point",
+    "Problem",
     "Timing",
     "TorchBackend",
     "cache_levels",
@@ -87,6 +94,8 @@ __all__ = [
     "measure_reread",
     "measure_stream",
     "measured_knee",
+    "measured_on",
+    "measurement_health",
     "memory_levels",
     "place_points",
     "read_cpu_figures",

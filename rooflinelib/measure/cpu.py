@@ -78,10 +78,11 @@ class CpuFigures:
             raise ValueError("the SIMD width was not read, so the lanes are unknown")
         return max(self.simd_bits // (8 * int(dtype_bytes(dtype))), 1)
 
-    def _peak(self, lanes: int) -> float | None:
+    def _peak(self, lanes: int, fma: bool | None = None) -> float | None:
         if self.cores is None or self.clock_hz is None:
             return None
-        flops_per_fma = 2 if self.fma else 1  # without FMA a multiply and an add are two instructions
+        use_fma = self.fma if fma is None else fma and self.fma
+        flops_per_fma = 2 if use_fma else 1  # without FMA a multiply and an add are two instructions
         return float(in_core_peak(self.cores, self.clock_hz, lanes, self.fma_per_cycle, flops_per_fma))
 
     def predicted_peak(self, dtype: str = "fp32") -> float | None:
@@ -91,6 +92,33 @@ class CpuFigures:
     def scalar_peak(self) -> float | None:
         """The same with one lane, in any dtype: code that is not vectorised; ``None`` if a figure is unread."""
         return self._peak(1)
+
+    def ceilings(self, dtype: str = "fp32") -> dict[str, float]:
+        """Williams, Waterman and Patterson's in-core ceilings in ``dtype``, highest first; ``{}`` if a figure is unread.
+
+        ``"peak"``: SIMD and FMA (:meth:`predicted_peak`); ``"no FMA"``: every
+        lane, but a multiply and an add as two instructions (half); ``"no SIMD"``:
+        one lane per FMA, the scalar ceiling (:meth:`scalar_peak`); ``"no SIMD, no
+        FMA"``: one lane, one FLOP per instruction. A CPU without FMA has only
+        ``"peak"`` and ``"no SIMD"``. Each is cores × clock × lanes × FMAs per
+        cycle × FLOPs per instruction.
+
+        Examples
+        --------
+        >>> cpu = CpuFigures(cores=2, clock_hz=3e9, simd_bits=512, fma=True)
+        >>> {name: value / 1e9 for name, value in cpu.ceilings("fp32").items()}
+        {'peak': 384.0, 'no FMA': 192.0, 'no SIMD': 24.0, 'no SIMD, no FMA': 12.0}
+        >>> list(CpuFigures(cores=2, clock_hz=3e9, simd_bits=128, fma=False).ceilings())
+        ['peak', 'no SIMD']
+        """
+        if self.simd_bits is None or self.cores is None or self.clock_hz is None:
+            return {}
+        lanes = self.lanes(dtype)
+        found = {"peak": self._peak(lanes), "no FMA": self._peak(lanes, False), "no SIMD": self._peak(1),
+                 "no SIMD, no FMA": self._peak(1, False)}  # fmt: skip
+        if not self.fma:
+            found = {"peak": found["peak"], "no SIMD": found["no SIMD"]}
+        return {name: value for name, value in found.items() if value is not None}
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values, ready for JSON."""

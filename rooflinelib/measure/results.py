@@ -24,12 +24,14 @@ from rooflinelib.roofline import SweepShape, knee_batch_size
 __all__ = [
     "CACHE_MARGIN",
     "FORMAT",
+    "KINDS",
     "KneeSweep",
     "MachineMeasurement",
     "Point",
     "knee_sweep",
     "load_measurement",
     "measured_knee",
+    "measured_on",
     "reference_measurements",
 ]
 
@@ -207,12 +209,53 @@ def load_measurement(path: str | os.PathLike[str]) -> MachineMeasurement:
     return _read(path.read_text(encoding="utf-8"), str(path))
 
 
-def reference_measurements(folder: str | os.PathLike[str] | Traversable | None = None) -> dict[str, MachineMeasurement]:
+#: What :func:`reference_measurements` can ask for: measurements of a CPU, or of an accelerator (a GPU, a TPU).
+KINDS = ("cpu", "accelerator")
+
+
+def measured_on(m: MachineMeasurement) -> str:
+    """``"cpu"`` or ``"accelerator"``: what ``m`` was measured on, from the backend and device in ``m.machine``.
+
+    The numpy backend always runs on the CPU; torch and jax on whatever device
+    they recorded (``torch_device`` ``"cpu"``, or a jax device named ``cpu``, is
+    the CPU). A file without a backend is numpy's, the only backend there was.
+
+    Examples
+    --------
+    >>> measured_on(MachineMeasurement(machine={"backend": "numpy", "device": "x86_64"}))
+    'cpu'
+    >>> measured_on(MachineMeasurement(machine={"backend": "torch", "torch_device": "cuda"}))
+    'accelerator'
+    """
+    backend = m.machine.get("backend", "numpy")
+    if backend == "numpy":
+        return "cpu"
+    device = str(m.machine.get("torch_device") or m.machine.get("jax_device") or m.machine.get("device") or "")
+    return "cpu" if device.lower().startswith(("cpu", "tfrt_cpu")) else "accelerator"
+
+
+def reference_measurements(
+    folder: str | os.PathLike[str] | Traversable | None = None, *, kind: str | None = None
+) -> dict[str, MachineMeasurement]:
     """Measurements in ``folder`` (default: the package's ``data/measurements``), by file stem.
 
-    See ``benchmarks/reference_gpu.py`` for how a reference GPU measurement is
-    made; the package folder is empty (and the result ``{}``) until one is added.
+    ``kind``: ``"cpu"`` or ``"accelerator"`` keeps only those measured on one
+    (:func:`measured_on`); ``None`` keeps all. The package holds a CPU reference
+    (``cpu-reference``, made by ``benchmarks/reference_cpu.py``) and a run of the
+    same CPU under load (``cpu-contended``); ``benchmarks/reference_gpu.py`` makes a
+    GPU one.
+
+    Examples
+    --------
+    >>> sorted(reference_measurements(kind="cpu"))
+    ['cpu-contended', 'cpu-reference']
+    >>> reference_measurements(kind="gpu")
+    Traceback (most recent call last):
+    ...
+    ValueError: kind must be 'cpu', 'accelerator' or None, got 'gpu'
     """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be 'cpu', 'accelerator' or None, got {kind!r}")
     where: Traversable | Path
     if folder is None:
         where = resources.files("rooflinelib").joinpath("data/measurements")
@@ -221,7 +264,8 @@ def reference_measurements(folder: str | os.PathLike[str] | Traversable | None =
     if not where.is_dir():
         return {}
     entries: Iterable[Traversable | Path] = sorted(where.iterdir(), key=lambda e: e.name)
-    return {e.name[:-5]: _read(e.read_text(encoding="utf-8"), e.name) for e in entries if e.name.endswith(".json")}
+    found = {e.name[:-5]: _read(e.read_text(encoding="utf-8"), e.name) for e in entries if e.name.endswith(".json")}
+    return {name: m for name, m in found.items() if kind is None or measured_on(m) == kind}
 
 
 def measured_knee(points: Sequence[Point], fraction: float = 0.8) -> float:
