@@ -12,7 +12,9 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "Printed",
     "capacity",
     "capacity_used",
+    "rounded",
     "sci",
 ]
 
@@ -85,6 +88,30 @@ def sci(x: float, digits: int = 3) -> str:
     mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
     return f"{mantissa}e{int(exponent)}"
+
+
+def rounded(x: float, digits: int = 0, *, grouping: bool = False) -> str:
+    """Write ``x`` with ``digits`` decimals, a half rounded up (away from zero), as the course states.
+
+    Python's own formatting (``f"{x:.0f}"``) rounds a half to the even neighbour, so 12,312.5 would
+    print as 12,312; the course's rule, rounding to the nearest, with a half going up, makes it
+    12,313. The number is read as it prints (``repr``), so ``2.675`` rounds to ``2.68`` although the
+    float stored is a hair below it. ``grouping`` puts a comma between thousands.
+
+    Examples
+    --------
+    >>> rounded(1.97e14 / 1.6e10, grouping=True), f"{1.97e14 / 1.6e10:,.0f}"
+    ('12,313', '12,312')
+    >>> rounded(0.5), rounded(2.5), rounded(-2.5), rounded(2.675, 2), rounded(240.24, 1)
+    ('1', '3', '-3', '2.68', '240.2')
+    """
+    if not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits must be a whole number >= 0, got {digits!r}")
+    if not math.isfinite(x):
+        raise ValueError(f"only a finite number can be rounded for display, got {x!r}")
+    value = Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    value = abs(value) if value == 0 else value  # no "-0"
+    return f"{value:,f}" if grouping else f"{value:f}"
 
 
 def capacity(chip: Any) -> str:
