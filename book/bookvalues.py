@@ -82,11 +82,18 @@ def sci(x: float, digits: int = 3) -> str:
 
     Examples
     --------
-    >>> sci(1.97e14), sci(8.19e11), sci(2 * 8.2e11 / 2, 2)
-    ('1.97e14', '8.19e11', '8.2e11')
+    >>> sci(1.97e14), sci(8.19e11), sci(2 * 8.2e11 / 2, 2), sci(1.0005e3, 4), sci(-9.9995e-3, 4)
+    ('1.97e14', '8.19e11', '8.2e11', '1.001e3', '-1e-2')
     """
-    mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
+    if not math.isfinite(x) or x == 0:
+        mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
+    else:  # a half rounds up, as in :func:`rounded`: sci(1.0005e3, 4) is 1.001e3, not 1e3
+        exponent = str(Decimal(repr(float(x))).adjusted())
+        mantissa = rounded(float(Decimal(repr(float(x))).scaleb(-int(exponent))), digits - 1)
+        if abs(float(mantissa)) >= 10:  # 9.995 rounded to 10.00: one place up
+            exponent = str(int(exponent) + 1)
+            mantissa = rounded(float(mantissa) / 10, digits - 1)
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
     return f"{mantissa}e{int(exponent)}"
 
 
@@ -141,4 +148,4 @@ def capacity_used(chip: Any) -> str:
     >>> capacity_used(rl.get_accelerator("h100-sxm")), capacity_used(rl.get_accelerator("tpu-v5e"))
     ('85.52 GB', '17.18 GB')
     """
-    return f"{chip.hbm_capacity / 1e9:.2f} GB"
+    return f"{rounded(chip.hbm_capacity / 1e9, 2)} GB"
