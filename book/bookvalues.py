@@ -12,7 +12,9 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "Printed",
     "capacity",
     "capacity_used",
+    "rounded",
     "sci",
 ]
 
@@ -79,12 +82,43 @@ def sci(x: float, digits: int = 3) -> str:
 
     Examples
     --------
-    >>> sci(1.97e14), sci(8.19e11), sci(2 * 8.2e11 / 2, 2)
-    ('1.97e14', '8.19e11', '8.2e11')
+    >>> sci(1.97e14), sci(8.19e11), sci(2 * 8.2e11 / 2, 2), sci(1.0005e3, 4), sci(-9.9995e-3, 4)
+    ('1.97e14', '8.19e11', '8.2e11', '1.001e3', '-1e-2')
     """
-    mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
+    if not math.isfinite(x) or x == 0:
+        mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
+    else:  # a half rounds up, as in :func:`rounded`: sci(1.0005e3, 4) is 1.001e3, not 1e3
+        exponent = str(Decimal(repr(float(x))).adjusted())
+        mantissa = rounded(float(Decimal(repr(float(x))).scaleb(-int(exponent))), digits - 1)
+        if abs(float(mantissa)) >= 10:  # 9.995 rounded to 10.00: one place up
+            exponent = str(int(exponent) + 1)
+            mantissa = rounded(float(mantissa) / 10, digits - 1)
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
     return f"{mantissa}e{int(exponent)}"
+
+
+def rounded(x: float, digits: int = 0, *, grouping: bool = False) -> str:
+    """Write ``x`` with ``digits`` decimals, a half rounded up (away from zero), as the course states.
+
+    Python's own formatting (``f"{x:.0f}"``) rounds a half to the even neighbour, so 12,312.5 would
+    print as 12,312; the course's rule, rounding to the nearest, with a half going up, makes it
+    12,313. The number is read as it prints (``repr``), so ``2.675`` rounds to ``2.68`` although the
+    float stored is a hair below it. ``grouping`` puts a comma between thousands.
+
+    Examples
+    --------
+    >>> rounded(1.97e14 / 1.6e10, grouping=True), f"{1.97e14 / 1.6e10:,.0f}"
+    ('12,313', '12,312')
+    >>> rounded(0.5), rounded(2.5), rounded(-2.5), rounded(2.675, 2), rounded(240.24, 1)
+    ('1', '3', '-3', '2.68', '240.2')
+    """
+    if not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits must be a whole number >= 0, got {digits!r}")
+    if not math.isfinite(x):
+        raise ValueError(f"only a finite number can be rounded for display, got {x!r}")
+    value = Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    value = abs(value) if value == 0 else value  # no "-0"
+    return f"{value:,f}" if grouping else f"{value:f}"
 
 
 def capacity(chip: Any) -> str:
@@ -114,4 +148,4 @@ def capacity_used(chip: Any) -> str:
     >>> capacity_used(rl.get_accelerator("h100-sxm")), capacity_used(rl.get_accelerator("tpu-v5e"))
     ('85.52 GB', '17.18 GB')
     """
-    return f"{chip.hbm_capacity / 1e9:.2f} GB"
+    return f"{rounded(chip.hbm_capacity / 1e9, 2)} GB"

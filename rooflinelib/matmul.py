@@ -21,6 +21,7 @@ __all__ = [
     "Precision",
     "critical_batch_size",
     "data_parallel_critical_batch",
+    "data_parallel_step_times",
     "dot_bytes",
     "dot_flops",
     "dtype_bytes",
@@ -428,6 +429,40 @@ def data_parallel_critical_batch(
     """
     share = 2.0 if n_chips is None else float(ring_allreduce_bytes(1.0, n_chips))
     return _batch_over_links(peak_flops, link_bandwidth, links, precision, share, flops_per_weight=6)
+
+
+def data_parallel_step_times(
+    B: ArrayLike,
+    D: ArrayLike,
+    F: ArrayLike,
+    peak_flops: ArrayLike,
+    link_bandwidth: ArrayLike,
+    *,
+    n_chips: int,
+    links: int = 1,
+    precision: PrecisionLike = "bf16",
+) -> tuple[FloatOrArray, FloatOrArray]:
+    """``(T_math, T_comms)`` of one data-parallel training step of ``[B, D] @ [D, F]`` on each of ``n_chips`` chips.
+
+    ``T_math`` is ``6 B D F`` FLOPs (``2 B D F`` forward, ``4 B D F`` backward) at ``peak_flops``;
+    ``T_comms`` is the ring all-reduce of the weight's gradient, ``w D F`` bytes
+    (:func:`ring_allreduce_bytes`), through ``links`` links of ``link_bandwidth`` bytes/s each,
+    one way. They are equal at :func:`data_parallel_critical_batch`.
+
+    Examples
+    --------
+    >>> t_math, t_comms = data_parallel_step_times(4096, 8192, 8192, 1.97e14, 4.5e10, n_chips=16)
+    >>> round(t_math * 1e3, 2), round(t_comms * 1e3, 2)   # ms: 6 B D F / P, and 2 * 15/16 * 2 D F / W
+    (8.37, 5.59)
+    """
+    peak = as_number("peak_flops", peak_flops, "FLOP/s")
+    bw = as_number("link_bandwidth", link_bandwidth, "bytes/s")
+    B, D, F = _sizes(B=B, D=D, F=F)
+    k = int(as_size("links", links, scalar=True))
+    _, w, _ = Precision.from_any(precision).bytes
+    t_math = 6 * B * D * F / np.asarray(peak)
+    t_comms = np.asarray(ring_allreduce_bytes(w * D * F, n_chips)) / (k * np.asarray(bw))
+    return _out(t_math), _out(t_comms)
 
 
 def _batch_over_links(

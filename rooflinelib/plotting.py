@@ -32,6 +32,7 @@ __all__ = [
     "link_bandwidths",
     "plot_bandwidth_staircase",
     "plot_compute_roofs",
+    "plot_data_parallel_step",
     "plot_decode_context",
     "plot_decode_throughput",
     "plot_decode_time",
@@ -879,6 +880,60 @@ def plot_overhead_floor(
     ax.grid(True, which="major", alpha=0.3)
     if legend:
         ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+def plot_data_parallel_step(
+    chip: str | Accelerator,
+    D: int,
+    F: int,
+    *,
+    n_chips: int,
+    links: int = 1,
+    link: str = "ici",
+    batch_sizes: Sequence[int] | np.ndarray | None = None,
+    precision: PrecisionLike = "bf16",
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """``T_math`` and ``T_comms`` of one data-parallel training step of ``[B, D] @ [D, F]``, against ``B`` (log-log).
+
+    ``T_math`` rises with the tokens per chip ``B``; the gradient's ring all-reduce over ``n_chips``
+    chips and ``links`` of the chip's ``link`` links does not depend on ``B``. A dashed line marks
+    where they cross, :func:`~rooflinelib.matmul.data_parallel_critical_batch`. Times are in ms.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_data_parallel_step("tpu-v5e", 8192, 8192, n_chips=16, ax=ax)
+    >>> [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    ['forward + backward (T_math)', 'gradient all-reduce (T_comms)', 'compute hides the all-reduce']
+    >>> plt.close(fig)
+    """
+    acc = get_accelerator(chip)
+    if link not in acc.links:
+        raise KeyError(f"{acc.name} has no {link!r} link in the spec table; it has {sorted(acc.links)}")
+    prec = Precision.from_any(precision)
+    peak, bw = acc.peak(prec.x), acc.links[link].bandwidth
+    B = (
+        np.unique(np.round(np.geomspace(64, 65536, 200)))
+        if batch_sizes is None
+        else np.atleast_1d(as_size("batch_sizes", batch_sizes))
+    )
+    t_math, t_comms = matmul.data_parallel_step_times(B, D, F, peak, bw, n_chips=n_chips, links=links, precision=prec)
+    b_star = float(matmul.data_parallel_critical_batch(peak, bw, n_chips=n_chips, links=links, precision=prec))
+    ax = _current_axes(ax)
+    ax.plot(B, np.asarray(t_math) * 1e3, color=OKABE_ITO[1], lw=2, label="forward + backward (T_math)")
+    ax.plot(B, np.full_like(B, float(t_comms)) * 1e3, color=OKABE_ITO[2], lw=2, label="gradient all-reduce (T_comms)")
+    ax.axvline(b_star, color="0.3", ls="--", lw=1, label="compute hides the all-reduce")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("tokens per chip B")
+    ax.set_ylabel("time per training step, one weight (ms)")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="upper left")
     return ax
 
 

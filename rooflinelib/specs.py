@@ -43,8 +43,11 @@ class Link:
     "per TPU" figure, direction not stated); ``scope`` says whether it is
     per physical link or the chip's total over all links of this kind.
     ``collective_latency`` (seconds), where the table has one, is the measured time of
-    a small all-reduce over this link, which the serving estimates take as the least
-    time of any all-reduce.
+    a small collective over this link, which the serving estimates take as the least
+    time of any all-reduce. ``collective`` names the collective measured (``"all-reduce"``
+    or ``"all-gather"``, which an all-reduce takes about twice, as a reduce-scatter and then
+    an all-gather), and ``collective_measured_on`` the chip it was measured on where that
+    is another one (``"H20"`` for the H100's figure); both are ``""`` without a latency.
     """
 
     name: str
@@ -54,6 +57,8 @@ class Link:
     count: int | None = None
     collective_latency: float | None = None
     collective_latency_source: str = ""
+    collective: str = ""
+    collective_measured_on: str = ""
 
 
 @dataclass(frozen=True)
@@ -223,7 +228,17 @@ _ENTRY_KEYS = {
     *_FIGURES,
     *(f"{f}_source" for f in (*_FIGURES, "peak_flops")),
 }
-_LINK_KEYS = {"bandwidth", "scope", "source", "count", "collective_latency", "collective_latency_source"}
+_LINK_KEYS = {
+    "bandwidth",
+    "scope",
+    "source",
+    "count",
+    "collective_latency",
+    "collective_latency_source",
+    "collective",
+    "collective_measured_on",
+}
+_COLLECTIVES = ("all-reduce", "all-gather")
 _SCOPES = ("per link", "per chip")
 
 
@@ -270,8 +285,17 @@ class _Checker:
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
             raise self.fail(f"{where}.count", f"must be a whole number >= 1, got {count!r}")
         latency = entry.get("collective_latency")
-        if (latency is None) != ("collective_latency_source" not in entry):
-            raise self.fail(where, "must give collective_latency and collective_latency_source together")
+        if (latency is None) != ("collective_latency_source" not in entry) or (latency is None) != (
+            "collective" not in entry
+        ):
+            raise self.fail(where, "must give collective_latency, collective_latency_source and collective together")
+        if latency is None and "collective_measured_on" in entry:
+            raise self.fail(where, "gives collective_measured_on without a collective_latency")
+        collective = entry.get("collective", "")
+        if latency is not None and collective not in _COLLECTIVES:
+            raise self.fail(
+                f"{where}.collective", f"must be {' or '.join(map(repr, _COLLECTIVES))}, got {collective!r}"
+            )
         return Link(
             name=name,
             bandwidth=self.figure(f"{where}.bandwidth", entry["bandwidth"], "bytes/s"),
@@ -283,6 +307,10 @@ class _Checker:
                 f"{where}.collective_latency_source", entry["collective_latency_source"]
             )
             if latency is not None
+            else "",
+            collective=collective,
+            collective_measured_on=self.text(f"{where}.collective_measured_on", entry["collective_measured_on"])
+            if "collective_measured_on" in entry
             else "",
         )
 

@@ -16,7 +16,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 PAGES = sorted(p for p in (ROOT / "book").glob("*.md") if "kernelspec:" in p.read_text(encoding="utf-8")[:1000])
-PLUMBING = ("glue", "sci", "myst_nb", "bookvalues.sci", "capacity")
+PLUMBING = ("glue", "sci", "rounded", "myst_nb", "bookvalues.sci", "capacity")
 
 
 def _cells(page: Path) -> list[tuple[str, set[str]]]:

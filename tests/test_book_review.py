@@ -689,7 +689,7 @@ def test_intro_accounts_for_the_vendor_ridge_in_chip_lists() -> None:
     assert vendor in _text("matrix-multiplication")
     shown = _text("errata")
     assert f"and {vendor} where a list of chips from the spec table" in shown
-    assert "the next section lists them once" in shown
+    assert "The folded box lists all six" in shown
     assert _soup("intro").select_one('article a[href="errata.html#how-numbers-are-shown"]') is not None
 
 

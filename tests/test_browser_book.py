@@ -101,7 +101,7 @@ QUIZ_PAGES = {
     "book/where-does-the-time-go": 3,
     "book/visualizing-rooflines": 3,
     "book/matrix-multiplication": 5,
-    "book/network-rooflines": 4,
+    "book/network-rooflines": 5,
     "book/measure-your-machine": 2,
     "book/beyond-the-roofline": 3,
     "book/practice": 7,

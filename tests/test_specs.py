@@ -180,6 +180,11 @@ def test_collective_latencies_are_measured_floors_with_their_source():
     assert "12.49 us" in h100.scale_up_link().collective_latency_source
     assert v5e.scale_up_link().name == "ici" and v5e.scale_up_link().collective_latency == 8e-6
     assert "8us" in v5e.scale_up_link().collective_latency_source
+    # the v5e's figure is a small all-gather, the H100's an all-reduce measured on another Hopper chip
+    assert (v5e.scale_up_link().collective, v5e.scale_up_link().collective_measured_on) == ("all-gather", "")
+    assert (h100.scale_up_link().collective, h100.scale_up_link().collective_measured_on) == ("all-reduce", "H20")
+    assert "AllGather" in v5e.scale_up_link().collective_latency_source
+    assert "(H20)" in h100.scale_up_link().collective_latency_source
     assert rl.get_accelerator("mi300x").scale_up_link().name == "infinity-fabric"
     with pytest.raises(KeyError, match="has no chip-to-chip link"):
         rl.Accelerator.custom("laptop", {"fp32": 1e12}, 5e10).scale_up_link()
@@ -326,11 +331,26 @@ def test_a_good_file_loads(tmp_path):
         (
             'scope = "per link"',
             'scope = "per link"\n  collective_latency = 1e-6',
-            "chip.links.ici must give collective_latency and collective_latency_source together",
+            "chip.links.ici must give collective_latency, collective_latency_source and collective together",
         ),
         (
             'scope = "per link"',
-            'scope = "per link"\n  collective_latency = 0\n  collective_latency_source = "s"',
+            'scope = "per link"\n  collective_latency = 1e-6\n  collective_latency_source = "s"',
+            "chip.links.ici must give collective_latency, collective_latency_source and collective together",
+        ),
+        (
+            'scope = "per link"',
+            'scope = "per link"\n  collective_latency = 1e-6\n  collective_latency_source = "s"\n  collective = "gather"',
+            "chip.links.ici.collective must be 'all-reduce' or 'all-gather', got 'gather'",
+        ),
+        (
+            'scope = "per link"',
+            'scope = "per link"\n  collective_measured_on = "H20"',
+            "chip.links.ici gives collective_measured_on without a collective_latency",
+        ),
+        (
+            'scope = "per link"',
+            'scope = "per link"\n  collective_latency = 0\n  collective_latency_source = "s"\n  collective = "all-reduce"',
             "chip.links.ici.collective_latency must be > 0 s, got 0",
         ),
     ],
