@@ -15,8 +15,8 @@ Each edition is graded with the options its check ran with (:data:`OPTIONS`): a 
 assignment and options, so the grading finds it and does not run the preflight again.
 
 The tests of ``test_grading_preflight``, ``test_nbgrader_rooflines`` and ``test_editions_grading`` read their
-part of the result (the ``checks``, ``rooflines`` and ``editions`` entries); those modules share a pytest-xdist
-group (``xdist_group("graded_class")``), so that one worker grades the course once.
+part of the result (the ``checks``, ``rooflines`` and ``editions`` entries); those files run on one pytest-xdist
+worker (``ONE_WORKER`` in tests/conftest.py), so that the course is graded once.
 """
 
 from __future__ import annotations

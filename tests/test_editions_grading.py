@@ -18,7 +18,6 @@ from session_course import EDITION_STUDENTS, TRANSLATED
 Q1 = NOTEBOOKS[0]
 EDITIONS = {lang: EDITION_STUDENTS for lang in TRANSLATED}  # mix_a passes some checks and fails others
 EXPECTED = expected_scores()
-pytestmark = pytest.mark.xdist_group("graded_class")  # one worker grades the session's course (conftest.py)
 
 
 @pytest.fixture(scope="module")

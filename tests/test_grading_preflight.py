@@ -16,10 +16,7 @@ from session_course import EDITIONS, TRANSLATED
 
 from grading.sandbox import default_bwrap, probe
 
-pytestmark = [
-    pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine"),
-    pytest.mark.xdist_group("graded_class"),  # one worker grades the session's course (conftest.py)
-]
+pytestmark = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
 Q1 = "q1_int8_matmul"
 SEEDED = "import numpy as np\n\nnp.random.seed(0)\nassert bytes_loaded(4, 3, 5) == 27, 'the same draw each time'\n"
 
