@@ -11,6 +11,7 @@ results are compared cell by cell.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import re
 from pathlib import Path
@@ -95,8 +96,9 @@ SERIAL_STUDENTS = session_course.SERIAL_STUDENTS
 CELL_TIMEOUT_S = session_course.CELL_TIMEOUT_S
 
 
+@functools.cache
 def _text(path: Path) -> str:
-    """Visible text of a feedback page."""
+    """Visible text of a feedback page (each page read once: the reference's are read for every message)."""
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").get_text()
 
 
