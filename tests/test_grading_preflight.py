@@ -16,7 +16,12 @@ from session_course import EDITIONS, TRANSLATED
 
 from grading.sandbox import default_bwrap, probe
 
-pytestmark = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
+# slow and sandbox as the grading tests of conftest.py's NEEDS: they grade the session course's class in the sandbox
+pytestmark = [
+    pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine"),
+    pytest.mark.sandbox,
+    pytest.mark.slow,
+]
 Q1 = "q1_int8_matmul"
 SEEDED = "import numpy as np\n\nnp.random.seed(0)\nassert bytes_loaded(4, 3, 5) == 27, 'the same draw each time'\n"
 
