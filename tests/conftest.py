@@ -12,3 +12,48 @@ from grading_support import course_template as _course_template
 def course_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The course with ``rooflines`` generated, once per session: copy it with ``generated_course``."""
     return _course_template(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The course with every edition checked and its class graded, once per session (tests/session_course.py).
+
+    Its users run on one pytest-xdist worker under ``--dist loadfile`` (:data:`ONE_WORKER`), so that one worker
+    grades it.
+    """
+    from session_course import graded_class as _graded_class
+
+    return _graded_class(tmp_path_factory)
+
+
+# Test files whose tests run on one pytest-xdist worker under ``--dist loadfile`` (``make test``), as if they were one
+# file: they share a session fixture that is worth making once (the graded_class fixture). (``--dist loadgroup`` with
+# ``xdist_group`` marks would say the same, but pytest-xdist 3.8 ignores the marks under pytest 9.2:
+# pytest-dev/pytest-xdist#1386.)
+ONE_WORKER = {
+    "tests/test_editions_grading.py": "graded_class",
+    "tests/test_grading_preflight.py": "graded_class",
+    "tests/test_nbgrader_rooflines.py": "graded_class",
+}
+
+
+class _FilesSharingAWorker:
+    """The ``--dist loadfile`` scheduler, with the files of :data:`ONE_WORKER` sent to one worker together."""
+
+    @staticmethod
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+        if config.getoption("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
+
+        class Scheduling(LoadFileScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                scope = super()._split_scope(nodeid)
+                return ONE_WORKER.get(scope, scope)
+
+        return Scheduling(config, log)  # type: ignore[arg-type]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):  # its hook is known only where pytest-xdist is installed
+        config.pluginmanager.register(_FilesSharingAWorker(), "files-sharing-a-worker")

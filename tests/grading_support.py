@@ -59,9 +59,17 @@ def nbgrader(course: Path, *args: str, timeout: float = 600) -> subprocess.Compl
     )
 
 
-def grading_command(course: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m grading`` (the course's grading command) in the course root; never raises on a non-zero exit."""
+def grading_command(
+    course: Path, *args: str, timeout: float = 600, cache: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m grading`` (the course's grading command) in the course root; never raises on a non-zero exit.
+
+    ``cache``, if given, is the command's ``XDG_CACHE_HOME``: where it remembers the assignments that passed their
+    preflight (``python -m grading check``).
+    """
     env = course_env()
+    if cache is not None:
+        env["XDG_CACHE_HOME"] = str(cache)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-m", "grading", *args],

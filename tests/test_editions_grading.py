@@ -1,6 +1,6 @@
 """The Korean and Chinese assignments through the instructor's workflow.
 
-For each edition, in a temporary copy of the course: ``nbgrader generate_assignment
+For each edition, in the session's copy of the course (tests/session_course.py): ``nbgrader generate_assignment
 rooflines-<lang>`` must reproduce the committed ``exercises/rooflines-<lang>/``; a small class
 (mix_a: right answers for some parts, misconceptions in others) is graded by the course's grading
 command and reported. The scores must equal the English assignment's for the same answers
@@ -9,51 +9,21 @@ command and reported. The scores must equal the English assignment's for the sam
 
 from __future__ import annotations
 
-import concurrent.futures
 import csv
-import sys
-from pathlib import Path
 
 import pytest
-from grading_support import (
-    NOTEBOOKS,
-    ROOT,
-    build_class,
-    comparable,
-    copy_course,
-    expected_scores,
-    generate,
-    gradebook_scores,
-    grading_command,
-    read,
-)
+from grading_support import NOTEBOOKS, ROOT, comparable, expected_scores, read
+from session_course import EDITION_STUDENTS, TRANSLATED
 
 Q1 = NOTEBOOKS[0]
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book"))
-import bookeditions
-
-EDITIONS = {lang: ["mix_a"] for lang in bookeditions.translated()}  # mix_a passes some checks and fails others
+EDITIONS = {lang: EDITION_STUDENTS for lang in TRANSLATED}  # mix_a passes some checks and fails others
 EXPECTED = expected_scores()
 
 
-def _edition(folder: Path, lang: str) -> dict:
-    """One edition through the workflow, in a course of its own: generate, grade its class, report, read scores."""
-    course = copy_course(folder)
-    assignment = f"rooflines-{lang}"
-    generate(course, assignment)
-    build_class(course, EDITIONS[lang], assignment)
-    auto = grading_command(course, "autograde", assignment, "--workers", "1")
-    report = grading_command(course, "report", assignment, "--out", str(course / f"report-{lang}"))
-    scores = gradebook_scores(course, assignment)
-    return {"assignment": assignment, "auto": auto, "report": report, "course": course, "scores": scores}
-
-
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
-    """Both editions at once (each one notebook at a time), each in its own copy of the course."""
-    with concurrent.futures.ThreadPoolExecutor(len(EDITIONS)) as pool:
-        runs = {lang: pool.submit(_edition, tmp_path_factory.mktemp(f"course-{lang}"), lang) for lang in EDITIONS}
-        return {lang: run.result() for lang, run in runs.items()}
+def graded(graded_class: dict) -> dict[str, dict]:
+    """Each edition graded in the session's course (tests/session_course.py), one notebook at a time."""
+    return graded_class["editions"]
 
 
 @pytest.mark.parametrize("lang", sorted(EDITIONS))

@@ -1,6 +1,6 @@
 """Graded as nbgrader grades it: the grading command against serial ``nbgrader autograde``, cell by cell.
 
-Two assignments are graded twice each, from the same submissions:
+Two assignments are graded twice each, from the same submissions (one course folder per way holds both):
 
 - **reference**: stock serial ``nbgrader autograde``, nbgrader's own ``Execute`` running every cell in the
   student's kernel, in a course folder of its own whose ``nbgrader_config.py`` is written here (:data:`STOCK_CONFIG`)
@@ -348,12 +348,13 @@ CELLS = [
 Scores = dict[str, dict[str, dict[str, tuple[float | None, float]]]]  # student -> notebook -> cell -> (auto, score)
 
 
-def _course(dest: Path, assignment: str, config: str) -> Path:
-    """A course folder with `assignment`'s source under solutions/, `config` as its nbgrader_config.py, and the
-    assignment generated (the gradebook knows its cells; exercises/ holds the release)."""
-    shutil.copytree(SOURCES[assignment], dest / "solutions" / assignment)
+def _course(dest: Path, config: str) -> Path:
+    """A course folder with both assignments' sources under solutions/, `config` as its nbgrader_config.py, and the
+    assignments generated in one nbgrader process (the gradebook knows their cells; exercises/ holds the releases)."""
+    for assignment, source in SOURCES.items():
+        shutil.copytree(source, dest / "solutions" / assignment)
     (dest / "nbgrader_config.py").write_text(config, encoding="utf-8")
-    generate(dest, assignment)
+    generate(dest, *SOURCES)
     return dest
 
 
@@ -417,19 +418,21 @@ class Graded:
     judged_course: Path
 
 
-def _grade(base: Path, assignment: str) -> Graded:
-    """Grade `assignment` with stock serial nbgrader and with the grading command, each in a course of its own."""
-    stock = base / f"{assignment}-stock"
+def _grade(base: Path) -> dict[str, Graded]:
+    """Grade both assignments with stock serial nbgrader (one ``nbgrader autograde`` for both) and with the grading
+    command, each way in a course of its own."""
+    stock = base / "stock"
     stock.mkdir()
-    _course(stock, assignment, STOCK_CONFIG.format(root=str(stock)))
-    judged = _course(base / f"{assignment}-judged", assignment, (ROOT / "nbgrader_config.py").read_text("utf-8"))
+    _course(stock, STOCK_CONFIG.format(root=str(stock)))
+    judged = _course(base / "judged", (ROOT / "nbgrader_config.py").read_text("utf-8"))
     for course in (stock, judged):
-        _submissions(course, assignment)
+        for assignment in SOURCES:
+            _submissions(course, assignment)
     env = course_env()
     env["JUPYTER_CONFIG_DIR"] = str(base / "no-jupyter-config")  # no user-wide nbgrader_config.py either
     env.pop("JUPYTER_CONFIG_PATH", None)
     reference = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "autograde", assignment],
+        [sys.executable, "-m", "nbgrader", "autograde", "*"],  # every assignment of the course
         cwd=stock,
         env=env,
         capture_output=True,
@@ -438,19 +441,23 @@ def _grade(base: Path, assignment: str) -> Graded:
         check=False,
     )
     assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-6000:]
-    run = grading_command(judged, "autograde", assignment, *_grading_flags(), timeout=900)
-    assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-6000:]  # 1: some notebooks are listed
-    return Graded(_scores(stock, assignment), _scores(judged, assignment), stock, judged)
+    flags = _grading_flags()
+    graded = {}
+    for assignment in SOURCES:
+        run = grading_command(judged, "autograde", assignment, *flags, timeout=900)
+        assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-6000:]  # 1: some notebooks are listed
+        graded[assignment] = Graded(_scores(stock, assignment), _scores(judged, assignment), stock, judged)
+    return graded
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Graded]]:
-    """Each assignment graded once, both ways, when a test first asks for it."""
+    """Both assignments graded once, both ways, when a test first asks for one."""
     done: dict[str, Graded] = {}
 
     def get(assignment: str) -> Graded:
-        if assignment not in done:
-            done[assignment] = _grade(tmp_path_factory.mktemp(f"fidelity-{assignment}"), assignment)
+        if not done:
+            done.update(_grade(tmp_path_factory.mktemp("fidelity")))
         return done[assignment]
 
     yield get

@@ -1,7 +1,8 @@
 """The preflight, ``python -m grading check ASSIGNMENT``: the source notebooks' own answers graded through the whole
 pipeline, and every check linted; ``python -m grading autograde`` refuses a class whose assignment fails it.
 
-Each course gets a cache folder of its own (``XDG_CACHE_HOME``), so that every run really runs.
+Each course gets a cache folder of its own (``XDG_CACHE_HOME``), so that every run really runs: the session's course
+(tests/session_course.py), whose editions are checked before its class is graded, and the broken course.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from pathlib import Path
 import nbformat
 import pytest
 from grading_support import ROOT, cell_by_id, copy_course, generate, grading_command
+from session_course import EDITIONS, TRANSLATED
 
 from grading.sandbox import default_bwrap, probe
 
-pytestmark = pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine")
-
-EDITIONS = ["rooflines", "rooflines-ko", "rooflines-zh"]
+# slow and sandbox as the grading tests of conftest.py's NEEDS: they grade the session course's class in the sandbox
+pytestmark = [
+    pytest.mark.skipif(probe(default_bwrap()) is not None, reason="no sandbox on this machine"),
+    pytest.mark.sandbox,
+    pytest.mark.slow,
+]
 Q1 = "q1_int8_matmul"
 SEEDED = "import numpy as np\n\nnp.random.seed(0)\nassert bytes_loaded(4, 3, 5) == 27, 'the same draw each time'\n"
 
@@ -28,20 +33,38 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize("assignment", EDITIONS)
-def test_every_edition_of_the_course_passes_its_check(tmp_path: Path, own_cache: Path, assignment: str) -> None:
-    course = copy_course(tmp_path / "course")
-    generate(course, assignment)
-    run = grading_command(course, "check", assignment, "--workers", "2", timeout=900)
+def test_every_edition_of_the_course_passes_its_check(graded_class: dict, assignment: str) -> None:
+    """Each edition of the session's course (tests/session_course.py), checked in a cache folder of the session's
+    own: the check runs, passes and is remembered; the check again, and the class's grading, find the pass."""
+    checked = graded_class["checks"][assignment]
+    run, again = checked["run"], checked["again"]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "full marks" in run.stdout, run.stdout
-    assert list(own_cache.glob("roofline-grading/check-*.json")), "a pass is remembered"
-    again = grading_command(course, "check", assignment, "--workers", "2", timeout=900)
+    assert f"Checking {assignment}:" in run.stderr, "the check ran: " + run.stderr[-2000:]
+    assert checked["remembered"], "a pass is remembered"
     assert again.returncode == 0 and "Checking" not in again.stderr, again.stderr[-2000:]
+    lang = {edition: code for code, edition in TRANSLATED.items()}.get(assignment)
+    graded = graded_class["editions"][lang] if lang else graded_class["rooflines"]
+    assert "Checking" not in graded["auto"].stderr, graded["auto"].stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def broken_course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A course whose Q1 fails its check (:func:`_broken_course`), made once for the tests that grade it."""
+    return _broken_course(tmp_path_factory.mktemp("broken") / "course")
 
 
 def _broken_course(folder: Path) -> Path:
-    """A course whose Q1 has a check its own answer fails, and a check in an idiom the judge cannot decide."""
+    """A course whose Q1 has a check its own answer fails, and a check in an idiom the judge cannot decide.
+
+    Its assignment is Q1 alone: the other notebooks, as the course has them, pass their check (the session course's
+    check of ``rooflines``, above, finds nothing in any of them), so grading them here would only repeat that.
+    """
     course = copy_course(folder)
+    for top in ("solutions", "exercises"):
+        for other in (course / top / "rooflines").glob("*.ipynb"):
+            if other.stem != Q1:
+                other.unlink()
     path = course / "solutions" / "rooflines" / f"{Q1}.ipynb"
     nb = nbformat.read(path, as_version=4)
     test = cell_by_id(nb, "q1_b_test")
@@ -66,8 +89,8 @@ def _broken_course(folder: Path) -> Path:
     return course
 
 
-def test_a_broken_assignment_is_refused_by_name(tmp_path: Path, own_cache: Path) -> None:
-    course = _broken_course(tmp_path / "course")
+def test_a_broken_assignment_is_refused_by_name(broken_course: Path, own_cache: Path) -> None:
+    course = broken_course
     run = grading_command(course, "check", "rooflines", "--workers", "2", timeout=900)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     lines = run.stdout.splitlines()
@@ -81,15 +104,15 @@ def test_a_broken_assignment_is_refused_by_name(tmp_path: Path, own_cache: Path)
     assert not list(own_cache.glob("roofline-grading/check-*.json")), "a failure is not remembered"
 
 
-def test_autograde_refuses_a_class_whose_assignment_fails_its_check(tmp_path: Path, own_cache: Path) -> None:
-    course = _broken_course(tmp_path / "course")
+def test_autograde_refuses_a_class_whose_assignment_fails_its_check(broken_course: Path, own_cache: Path) -> None:
+    course = broken_course
     refused = grading_command(course, "autograde", "rooflines", "--workers", "2", timeout=900)
     assert refused.returncode == 2, refused.stdout[-3000:] + refused.stderr[-3000:]
     assert "fails its own check" in refused.stderr and "q1_b_test" in refused.stderr, refused.stderr[-3000:]
     assert "q1_seeded_test" in refused.stderr and "--no-check" in refused.stderr, refused.stderr[-3000:]
     assert not (course / "autograded" / "ada").exists(), "nothing was graded"
     graded = grading_command(course, "autograde", "rooflines", "--workers", "2", "--no-check", timeout=900)
-    notebooks = len(list((ROOT / "solutions" / "rooflines").glob("*.ipynb")))
+    notebooks = len(list((course / "solutions" / "rooflines").glob("*.ipynb")))
     said = graded.stdout + graded.stderr[-2000:]
     assert graded.returncode in (0, 1) and f"Graded {notebooks} notebooks" in graded.stdout, said
 

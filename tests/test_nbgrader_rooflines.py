@@ -1,4 +1,5 @@
-"""End to end: the instructor workflow on the `rooflines` assignment, in a temporary copy of the course.
+"""End to end: the instructor workflow on the `rooflines` assignment, in the session's copy of the course
+(tests/session_course.py, shared with the preflight's and the editions' tests).
 
 generate_assignment -> a class of submissions built from the release notebooks (grading_support.build_class)
 -> the course's grading command (``python -m grading autograde``, two notebooks at a time) -> its class report
@@ -9,31 +10,23 @@ results are compared cell by cell.
 
 from __future__ import annotations
 
-import concurrent.futures
 import csv
-import hashlib
+import functools
 import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import session_course
 from bs4 import BeautifulSoup
 from grading_support import (
     ASSIGNMENT,
     NOTEBOOKS,
     ROOT,
     SHIPPED_FILES,
-    build_class,
     cell_by_id,
     comparable,
-    course_env,
     expected_scores,
-    generated_course,
-    grading_command,
-    nbgrader,
     read,
     rubric,
     totals,
@@ -97,117 +90,23 @@ MEMORISED_CAUGHT = {
     Q8: ["q8.a.hidden-cpu", "q8.b.hidden-machine", "q8.c.hidden-machine"],
 }
 
-GRADEBOOK_DUMP = """
-import json, sys
-from nbgrader.api import Gradebook
-out = {}
-with Gradebook(sys.argv[1]) as gb:
-    for student in gb.students:
-        try:
-            sub = gb.find_submission(sys.argv[2], student.id)
-        except Exception:
-            continue
-        out[student.id] = {nb.name: {"score": nb.score, "cells": {g.name: g.score for g in nb.grades}}
-                           for nb in sub.notebooks}
-print(json.dumps(out))
-"""
-
-# Graded by plain serial `nbgrader autograde` too: hard-coded answers failing hidden checks, a deleted and an
-# edited test cell, a time-out and a kernel death. (benchmarks/grading.py compares a whole class.)
-SERIAL_STUDENTS = ["edge"]
-
-# The course configures nbgrader autograde to run every notebook in the grader's sandbox and judge (grading/judged.py);
-# serial nbgrader is compared as nbgrader itself runs a notebook, every check in the student's kernel: its stock
-# execution, which the course's configuration restores with this option (and logs that it does).
-STOCK = ["--JudgedExecute.stock=True"]
-
-# Imports are warmed first, so a cell that takes this long is the endless loop, not a slow first import.
-CELL_TIMEOUT_S = 6
+# Graded by plain serial `nbgrader autograde` too (session_course.SERIAL_STUDENTS): hard-coded answers failing hidden
+# checks, a deleted and an edited test cell, a time-out and a kernel death.
+SERIAL_STUDENTS = session_course.SERIAL_STUDENTS
+CELL_TIMEOUT_S = session_course.CELL_TIMEOUT_S
 
 
-def _digest(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
+@functools.cache
 def _text(path: Path) -> str:
-    """Visible text of a feedback page."""
+    """Visible text of a feedback page (each page read once: the reference's are read for every message)."""
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").get_text()
 
 
-def _dump(course: Path) -> dict:
-    """student -> notebook -> {"score", "cells": {grade cell: score}}, read from the course's gradebook."""
-    dump = subprocess.run(
-        [sys.executable, "-c", GRADEBOOK_DUMP, f"sqlite:///{course / 'gradebook.db'}", ASSIGNMENT],
-        env=course_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(dump.stdout)
-
-
 @pytest.fixture(scope="module")
-def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    course = generated_course(course_template, tmp_path_factory.mktemp("course") / "course")
-    build_class(course)
-    # serial nbgrader grades a copy holding the edge student, for a cell-by-cell comparison
-    serial = tmp_path_factory.mktemp("serial") / "course"
-    shutil.copytree(course, serial)
-    for folder in (serial / "submitted").iterdir():
-        if folder.name not in SERIAL_STUDENTS:
-            shutil.rmtree(folder)
-    before = _digest(course / "submitted")
-    # warm matplotlib's font cache and the bytecode caches so the per-cell timeout only ever catches the endless loop
-    subprocess.run([sys.executable, "-c", "import matplotlib.pyplot, numpy, ipykernel"], env=course_env(), check=True)
-    with subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nbgrader",
-            "autograde",
-            ASSIGNMENT,
-            "--create",
-            f"--Execute.timeout={CELL_TIMEOUT_S}",
-            *STOCK,
-        ],
-        cwd=serial,
-        env=course_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as reference:
-        auto = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", str(CELL_TIMEOUT_S))
-        _, serial_log = reference.communicate(timeout=600)
-    assert reference.returncode == 0, serial_log[-3000:]
-    assert "JudgedExecute.stock" in serial_log, "serial nbgrader ran its stock execution: " + serial_log[-3000:]
-    # three readers of the graded course, run at once
-    with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        reporting = pool.submit(grading_command, course, "report", ASSIGNMENT, "--out", str(course / "class-report"))
-        feeding_back = pool.submit(nbgrader, course, "generate_feedback", ASSIGNMENT)
-        exporting = pool.submit(nbgrader, course, "export", "--to", str(course / "grades.csv"))
-        report, feedback, export = reporting.result(), feeding_back.result(), exporting.result()
-    scores = _dump(course)
-    # an interrupted run leaves notebooks without an autograded version: a re-run grades just those
-    (course / "autograded" / "mix_a" / ASSIGNMENT / f"{Q2}.ipynb").unlink()
-    rerun = grading_command(course, "autograde", ASSIGNMENT, "--workers", "1", "--timeout", str(CELL_TIMEOUT_S))
-    return {
-        "course": course,
-        "auto": auto,
-        "report": report,
-        "feedback": feedback,
-        "export": export,
-        "rerun": rerun,
-        "before": before,
-        "after": _digest(course / "submitted"),
-        "scores": scores,
-        "scores_after_rerun": _dump(course),
-        "serial_course": serial,
-        "serial": _dump(serial),
-    }
+def graded(graded_class: dict) -> dict:
+    """The class graded in the session's course (tests/session_course.py): the grading command's run, its report,
+    nbgrader's feedback and export, the re-run, and serial stock nbgrader's grading of the edge student."""
+    return graded_class["rooflines"]
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -218,8 +117,8 @@ def test_exact_scores_per_notebook(graded: dict, student: str) -> None:
 
 def test_export_totals(graded: dict) -> None:
     assert graded["export"].returncode == 0, graded["export"].stderr
-    with open(graded["course"] / "grades.csv", newline="") as fh:
-        rows = {row["student_id"]: row for row in csv.DictReader(fh)}
+    with open(graded["course"] / "grades.csv", newline="") as fh:  # the course's other editions have rows too
+        rows = {row["student_id"]: row for row in csv.DictReader(fh) if row["assignment"] == ASSIGNMENT}
     for student, per_nb in EXPECTED.items():
         assert float(rows[student]["raw_score"]) == pytest.approx(sum(per_nb.values()))
         assert float(rows[student]["max_score"]) == pytest.approx(sum(TOTAL.values()))
