@@ -263,6 +263,22 @@ def test_scores_equal_serial_nbgrader_cell_by_cell(graded: dict) -> None:
         assert graded["scores"][student] == graded["serial"][student], student
 
 
+def _joined_streams(outputs: list[dict]) -> list[dict]:
+    """Outputs as a reader sees them: consecutive writes to one stream are one text, however they were flushed."""
+    joined: list[dict] = []
+    for o in outputs:
+        if (
+            o["output_type"] == "stream"
+            and joined
+            and joined[-1]["output_type"] == "stream"
+            and joined[-1]["name"] == o["name"]
+        ):
+            joined[-1] = {**joined[-1], "text": "".join([*joined[-1]["text"], *o["text"]])}
+        else:
+            joined.append(o)
+    return joined
+
+
 def _visible(path: Path) -> list[tuple[object, ...]]:
     """A notebook's cells as a reader sees them: sources, and outputs without images or timing metadata."""
     nb = json.loads(path.read_text(encoding="utf-8"))
@@ -272,7 +288,7 @@ def _visible(path: Path) -> list[tuple[object, ...]]:
             cell["source"],
             [
                 (o["output_type"], o.get("ename"), o.get("evalue"), o.get("text"), o.get("data", {}).get("text/plain"))
-                for o in cell.get("outputs", [])
+                for o in _joined_streams(cell.get("outputs", []))
             ],
         )
         for cell in nb["cells"]
