@@ -29,6 +29,7 @@ def course(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow  # a pytest of its own, starting a kernel for each notebook
 def test_solution_notebooks_are_executed_and_a_broken_cell_fails(course: pytest.Pytester) -> None:
     _write_ipynb(course.path / "solutions" / "ok.ipynb", ["x = 2", "assert x * 21 == 42"])
     _write_ipynb(course.path / "solutions" / "broken.ipynb", ["y = 1", "assert y == BROKEN"])
