@@ -38,6 +38,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "test_grading_fidelity": ("sandbox", "slow"),
     "test_grading_forked": ("sandbox", "slow"),
     "test_grading_judge": ("sandbox", "slow"),
+    "test_grading_pipeline": ("sandbox", "slow"),
+    "test_grading_preflight": ("sandbox", "slow"),  # runs the grading command on every edition
     "test_grading_redteam": ("sandbox", "slow"),
     "test_grading_redteam2": ("sandbox", "slow"),
     "test_grading_room": ("sandbox", "slow"),
@@ -46,10 +48,24 @@ NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse a :data:`NEEDS` entry that names no test file (a renamed file would lose its tier unnoticed)."""
+    missing = sorted(name for name in NEEDS if not (Path(__file__).parent / "tests" / f"{name}.py").is_file())
+    if missing:
+        raise pytest.UsageError(f"conftest.py NEEDS names no file tests/<name>.py: {missing}; rename or drop them")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with what its file needs (:data:`NEEDS`)."""
+    """Mark each test with what its file needs (:data:`NEEDS`), then put the files with slow tests first.
+
+    ``make test`` hands whole files to its two processes (``--dist loadfile``) in this order: the long grading files
+    start first and the many short files fill in at the end, so that neither process is left with one long file
+    after the other has finished. The order within a file is kept.
+    """
     for item in items:
         path = Path(str(item.path))
         marks = ("slow",) if path.suffix == ".ipynb" else NEEDS.get(path.stem, ())
         for mark in marks:
             item.add_marker(mark)
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)  # a stable sort: False (slow) first

@@ -282,10 +282,15 @@ def command(
     return [*args, "--", kernel_cmd[0], "-c", KERNEL_PROGRAM, config, *kernel_cmd]
 
 
+_SANDBOXED: set[tuple[str, Limits | None]] = set()  # (bwrap, limits) a kernel started with in this process
+
+
 def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:
     """Why kernels cannot be sandboxed on this machine (one line), or None when they can.
 
-    Starts this interpreter once in the sandbox and imports the kernel there.
+    Starts this interpreter once in the sandbox and imports the kernel there; once that worked,
+    later calls with the same ``bwrap`` and ``limits`` in this process answer None at once (a
+    failure is probed again: it may have been a busy machine's time-out).
     """
     if not bwrap:
         return "bubblewrap (bwrap) is not installed; install it with: apt-get install bubblewrap"
@@ -293,6 +298,8 @@ def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:
         return f"the sandbox needs Linux, this is {sys.platform}"
     if not os.access(bwrap, os.X_OK):
         return f"bubblewrap is not at {bwrap}; install it with: apt-get install bubblewrap"
+    if (bwrap, limits) in _SANDBOXED:
+        return None
     with tempfile.TemporaryDirectory(prefix="grading-probe-") as tmp:
         work, ipc = Path(tmp, "work"), Path(tmp, "ipc")
         work.mkdir()
@@ -310,4 +317,5 @@ def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:
         lines = [line for line in (run.stderr or run.stdout).splitlines() if line.strip()]
         detail = lines[-1].strip() if lines else f"exit status {run.returncode}"
         return f"a kernel cannot start in the sandbox ({detail}); user namespaces may be disabled on this machine"
+    _SANDBOXED.add((bwrap, limits))
     return None

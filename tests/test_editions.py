@@ -17,6 +17,7 @@ catalogs, the glossary and the built editions (``_build/html/<lang>``):
 from __future__ import annotations
 
 import csv
+import functools
 import re
 import shutil
 import sys
@@ -57,8 +58,14 @@ UNITS = {"FLOPs", "TFLOPs", "GFLOPs", "OPs", "TOPs", "bytes", "byte", "KiB", "Mi
 
 
 def messages(lang: str, catalog: Path) -> list:
+    return list(_messages(lang, catalog))
+
+
+@functools.cache
+def _messages(lang: str, catalog: Path) -> tuple:
+    """A catalog's messages, read once per test process (tests read them, never change them)."""
     with (LOCALES / lang / catalog).open("rb") as fh:
-        return [m for m in read_po(fh, locale=lang) if m.id]
+        return tuple(m for m in read_po(fh, locale=lang) if m.id)
 
 
 def _role(role: str) -> str:
@@ -566,8 +573,15 @@ def test_first_use_of_a_term_on_a_page_gives_the_english(lang: str):
 # ----------------------------------------------------------------------------- a student's paths
 
 
-def _soup(path: Path) -> BeautifulSoup:
+def _parsed(path: Path) -> BeautifulSoup:
+    """A built page, parsed afresh: a tree the caller may change."""
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+@functools.cache
+def _soup(path: Path) -> BeautifulSoup:
+    """A built page, parsed once per test process and shared: only to be read (:func:`_parsed` to change it)."""
+    return _parsed(path)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -615,7 +629,7 @@ def test_the_interface_around_the_text_is_in_the_editions_language(lang: str):
     _require_build()
     title = {"ko": "루프라인 강좌", "zh": "屋顶线课程"}[lang]
     for page in [*_pages(lang), HTML / lang / "search.html"]:
-        soup = _soup(page)
+        soup = _parsed(page)  # its article, scripts and styles are dropped below
         assert soup.title.get_text().endswith(title), f"{lang}/{page.name}: <title> {soup.title.get_text()!r}"
         for tag in soup.select("article, script, style, noscript"):
             tag.decompose()
@@ -817,7 +831,7 @@ def test_korean_particles_fit_glued_numbers():
     _require_build()
     wrong = []
     for page in _pages("ko"):
-        for span in BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select(".pasted-text"):
+        for span in _soup(page).select(".pasted-text"):
             after = "".join(str(s) if isinstance(s, str) else s.get_text() for s in span.next_siblings)[:80]
             after = re.sub(r"^\([^()]*\)", "", after)  # a bracket after a value: the particle is the value's
             problem = particle_error(span.get_text(), after)

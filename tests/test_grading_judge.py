@@ -49,7 +49,7 @@ def _notebook(
 def _run(nb: nbformat.NotebookNode, name: str, timeout: int = 60, graded: bool = True) -> dict[str, list]:
     """Execute in the sandbox; the outputs of each cell, by grade id (``{}`` for a notebook not graded at all,
     allowed only when ``graded`` is false: it scores 0)."""
-    files = {p.name: p.read_bytes() for p in SOURCES.iterdir() if p.suffix != ".ipynb"}
+    files = {p.name: p.read_bytes() for p in SOURCES.iterdir() if p.is_file() and p.suffix != ".ipynb"}
     config = (("nbgrader_config.py", (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")),)
     setups = tuple(c.source for c in read(SOURCES / f"{name}.ipynb").cells if cell_role(c) == "setup")
     cli = {"Execute": {"timeout": timeout}}

@@ -197,7 +197,7 @@ def test_display_updates_count_against_the_output_limit() -> None:
 
     nb = _notebook(Q3)
     nb.cells.append(nbformat.v4.new_code_cell(AMPLIFIED_DISPLAY))
-    files = {p.name: p.read_bytes() for p in SOURCES.iterdir() if p.suffix != ".ipynb"}
+    files = {p.name: p.read_bytes() for p in SOURCES.iterdir() if p.is_file() and p.suffix != ".ipynb"}
     config = (("nbgrader_config.py", (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")),)
     task = Task(
         "ada", "rooflines", Q3, nbformat.writes(nb), files, config, {"Execute": {"timeout": 30}}, default_bwrap()

@@ -179,7 +179,8 @@ def test_a_students_own_error_is_not_an_incident_of_the_grader(incident: str) ->
     the report's problems.csv; only the grader's own evidence (its time-out handler, a dead kernel) should."""
     nb = read(ROOT / "solutions" / ASSIGNMENT / f"{Q1}.ipynb")
     nb.cells.append(nbformat.v4.new_code_cell(PLANTED[incident]))
-    files = {p.name: p.read_bytes() for p in (ROOT / "solutions" / ASSIGNMENT).iterdir() if p.suffix != ".ipynb"}
+    shipped = (ROOT / "solutions" / ASSIGNMENT).iterdir()
+    files = {p.name: p.read_bytes() for p in shipped if p.is_file() and p.suffix != ".ipynb"}
     config = (("nbgrader_config.py", (ROOT / "nbgrader_config.py").read_text(encoding="utf-8")),)
     setups = tuple(c.source for c in nb.cells if cell_role(c) == "setup")
     cli = {"Execute": {"timeout": 30}}

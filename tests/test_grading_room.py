@@ -670,3 +670,43 @@ def test_the_room_travels_by_value_to_cluster_workers() -> None:
         assert room_class.__name__ == "Room" and cloudpickle.loads(cloudpickle.dumps(best_mode))() in grading.room.MODES
     finally:
         cloudpickle.unregister_pickle_by_value(grading.room)
+
+
+# --- the sandbox probed once a process --------------------------------------------------------------------------------
+
+
+def _counting_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The command lines :func:`grading.sandbox.probe` starts from now on."""
+    import grading.sandbox
+
+    started: list[list[str]] = []
+    real = subprocess.run
+
+    def run(argv: list[str], *args: object, **kwargs: object) -> subprocess.CompletedProcess:
+        started.append(argv)
+        return real(argv, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(grading.sandbox.subprocess, "run", run)
+    return started
+
+
+@SANDBOX
+def test_a_sandbox_that_worked_is_not_probed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every grading test file asks at import whether the sandbox works: one kernel start answers them all."""
+    started = _counting_runs(monkeypatch)
+    assert probe(default_bwrap()) is None and probe(default_bwrap()) is None
+    assert started == []  # answered by the probe this process made at import (SANDBOX above)
+    assert probe(default_bwrap(), Limits(procs=200)) is None and len(started) == 1  # other limits: probed
+    assert probe(default_bwrap(), Limits(procs=200)) is None and len(started) == 1
+
+
+def test_a_sandbox_that_failed_is_probed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure may be a busy machine's time-out: it is not remembered."""
+    broken = tmp_path / "bwrap"
+    broken.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n", encoding="utf-8")
+    broken.chmod(0o755)
+    started = _counting_runs(monkeypatch)
+    for tries in (1, 2):
+        reason = probe(str(broken))
+        assert reason is not None and "setting up uid map: Permission denied" in reason, reason
+        assert len(started) == tries

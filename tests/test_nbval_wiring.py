@@ -29,6 +29,7 @@ def course(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.slow  # a pytest of its own, starting a kernel for each notebook
 def test_solution_notebooks_are_executed_and_a_broken_cell_fails(course: pytest.Pytester) -> None:
     _write_ipynb(course.path / "solutions" / "ok.ipynb", ["x = 2", "assert x * 21 == 42"])
     _write_ipynb(course.path / "solutions" / "broken.ipynb", ["y = 1", "assert y == BROKEN"])
@@ -46,6 +47,12 @@ def test_the_book_build_fails_on_a_broken_cell() -> None:
     assert book_recipe and "jupyter-book build -W" in book_recipe.group(1), (
         "warnings (and errors) must fail `make book`"
     )
-    assert re.search(r"^test: .*\bbook\b", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M), (
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    # directly, or through the stamp `make book` touches, rebuilt when a file the book is built from is newer
+    stamp = re.search(r"^\$\(BOOK_STAMP\): \$\(BOOK_INPUTS\)\n\t\$\(MAKE\) book\n", makefile, re.M)
+    sources = re.search(r"^BOOK_SOURCES := (.*(?:\\\n.*)*)", makefile, re.M)
+    assert book_recipe and book_recipe.group(1).rstrip().endswith("touch $(BOOK_STAMP)")
+    assert stamp and sources and {"book", "locales", "rooflinelib", "solutions"} <= set(sources.group(1).split())
+    assert re.search(r"^test: (?:.* )?(?:book|\$\(BOOK_STAMP\)) ", makefile, re.M), (
         "`make test` must build (and so execute) the book before running the tests"
     )
