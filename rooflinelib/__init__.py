@@ -27,6 +27,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from rooflinelib.estimate import MatmulEstimate, chip_critical_batch_size, estimate_matmul
+from rooflinelib.levels import (
+    binding_level,
+    head_attention_bytes,
+    head_attention_flops,
+    level_ceilings,
+    level_intensities,
+    tiled_matmul_level_bytes,
+)
 from rooflinelib.matmul import (
     critical_batch_size,
     data_parallel_critical_batch,
@@ -48,14 +56,6 @@ from rooflinelib.matmul import (
     tiled_matmul_intensity,
     weight_gather_critical_batch,
     weight_gather_t_comms,
-)
-from rooflinelib.levels import (
-    binding_level,
-    head_attention_bytes,
-    head_attention_flops,
-    level_ceilings,
-    level_intensities,
-    tiled_matmul_level_bytes,
 )
 from rooflinelib.models import (
     MODELS,

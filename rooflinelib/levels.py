@@ -17,9 +17,9 @@ from rooflinelib._checks import as_number, as_size
 from rooflinelib.precision import PrecisionLike, dtype_bytes
 
 __all__ = [
+    "binding_level",
     "head_attention_bytes",
     "head_attention_flops",
-    "binding_level",
     "level_ceilings",
     "level_intensities",
     "tiled_matmul_level_bytes",
@@ -43,7 +43,9 @@ def tiled_matmul_level_bytes(
     {'hbm': 83.6, 'smem': 50.6}
     """
     if not isinstance(tiles, Mapping) or not tiles:
-        raise ValueError(f"tiles must map a memory level to its (bm, bk, bn) tile, e.g. {{'hbm': (128, 64, 256)}}, got {tiles!r}")
+        raise ValueError(
+            f"tiles must map a memory level to its (bm, bk, bn) tile, e.g. {{'hbm': (128, 64, 256)}}, got {tiles!r}"
+        )
     out = {}
     for level, tile in tiles.items():
         if not isinstance(tile, (tuple, list)) or len(tile) != 3:
@@ -62,7 +64,9 @@ def head_attention_flops(queries: int, kv_len: int, head_dim: int) -> float:
     >>> head_attention_flops(1, 8192, 128)   # one decoded token against 8192 cached ones
     4194304.0
     """
-    q, s, d = (float(as_size(name, v)) for name, v in (("queries", queries), ("kv_len", kv_len), ("head_dim", head_dim)))
+    q, s, d = (
+        float(as_size(name, v)) for name, v in (("queries", queries), ("kv_len", kv_len), ("head_dim", head_dim))
+    )
     return 4 * q * s * d
 
 
@@ -87,7 +91,12 @@ def head_attention_bytes(queries: int, kv_len: int, head_dim: int, rows_per_load
     """
     q, s, d, r = (
         int(as_size(name, v))
-        for name, v in (("queries", queries), ("kv_len", kv_len), ("head_dim", head_dim), ("rows_per_load", rows_per_load))
+        for name, v in (
+            ("queries", queries),
+            ("kv_len", kv_len),
+            ("head_dim", head_dim),
+            ("rows_per_load", rows_per_load),
+        )
     )
     if q % r:
         raise ValueError(f"rows_per_load={r} must divide queries={q}: K and V are read once per block of rows")
@@ -105,8 +114,12 @@ def level_intensities(flops: float, level_bytes: Mapping[str, float]) -> dict[st
     """
     f = float(as_number("flops", flops, "FLOPs", scalar=True))
     if not isinstance(level_bytes, Mapping) or not level_bytes:
-        raise ValueError(f"level_bytes must map each memory level to its bytes, e.g. {{'hbm': 1e9}}, got {level_bytes!r}")
-    return {str(k): f / float(as_number(f"level_bytes[{k!r}]", v, "bytes", scalar=True)) for k, v in level_bytes.items()}
+        raise ValueError(
+            f"level_bytes must map each memory level to its bytes, e.g. {{'hbm': 1e9}}, got {level_bytes!r}"
+        )
+    return {
+        str(k): f / float(as_number(f"level_bytes[{k!r}]", v, "bytes", scalar=True)) for k, v in level_bytes.items()
+    }
 
 
 def level_ceilings(intensities: Mapping[str, float], peak: float, bandwidths: Mapping[str, float]) -> dict[str, float]:

@@ -762,11 +762,15 @@ def plot_level_roofline(
     peak = acc.peak(dtype)
     bandwidths = acc.memory_levels()
     if not isinstance(kernels, Mapping) or not kernels:
-        raise ValueError(f"kernels must map a label to {{level: intensity}}, e.g. {{'matmul': {{'hbm': 85}}}}, got {kernels!r}")
+        raise ValueError(
+            f"kernels must map a label to {{level: intensity}}, e.g. {{'matmul': {{'hbm': 85}}}}, got {kernels!r}"
+        )
     points: dict[str, dict[str, float]] = {}
     for label, levels in kernels.items():
         if not isinstance(levels, Mapping) or not levels:
-            raise ValueError(f"kernels[{label!r}] must map memory levels to intensities, e.g. {{'hbm': 85}}, got {levels!r}")
+            raise ValueError(
+                f"kernels[{label!r}] must map memory levels to intensities, e.g. {{'hbm': 85}}, got {levels!r}"
+            )
         for level in levels:
             if level not in bandwidths:
                 raise KeyError(
@@ -777,7 +781,9 @@ def plot_level_roofline(
     rates = _intensities("achieved", achieved, "FLOPs/s")
     unknown = [k for k in rates if k not in points]
     if unknown:
-        raise KeyError(f"achieved names {unknown[0]!r}, which is not a kernel; the kernels are {', '.join(map(repr, points))}")
+        raise KeyError(
+            f"achieved names {unknown[0]!r}, which is not a kernel; the kernels are {', '.join(map(repr, points))}"
+        )
     xs = [x for levels in points.values() for x in levels.values()]
     lo = min([peak / max(bandwidths.values()) / 30, *xs]) / 2
     hi = max([peak / min(bandwidths.values()) * 10, *xs]) * 2
@@ -798,7 +804,7 @@ def plot_level_roofline(
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
-    ax.set_ylim(lo * min(bandwidths.values()) , peak * 2)
+    ax.set_ylim(lo * min(bandwidths.values()), peak * 2)
     ax.set_xlabel("arithmetic intensity (FLOPs/byte)")
     ax.set_ylabel(f"attainable {dtype} FLOPs/s")
     ax.grid(True, which="major", alpha=0.3)

@@ -63,13 +63,14 @@ class OnChipMemory:
 
     ``bandwidth`` is in bytes/s, all of the chip's copies together. Where no
     source prints it, the table gives what it is derived from and the loader
-    computes it: ``derivation`` says how (``"132 SMs x 128 bytes/clock x 1.83 GHz"``).
+    computes it: ``derivation`` says how (``"132 SMs x 128 bytes/clock x 1.83 GHz"``),
+    and is empty for a printed figure.
 
     Examples
     --------
     >>> smem = get_accelerator("h100-sxm").on_chip["smem"]
     >>> smem.bandwidth == 132 * 128 * 1.83e9, smem.derivation
-    (True, '132 units x 128 bytes/clock x 1.83 GHz')
+    (True, '132 SMs x 128 bytes/clock x 1.83 GHz')
     """
 
     key: str
@@ -262,7 +263,7 @@ _ENTRY_KEYS = {
 }
 _LINK_KEYS = {"bandwidth", "scope", "source", "count", "collective_latency", "collective_latency_source"}
 _SCOPES = ("per link", "per chip")
-_ON_CHIP_KEYS = {"name", "source", "bandwidth", "units", "bytes_per_clock", "clock_hz", "times_hbm"}
+_ON_CHIP_KEYS = {"name", "source", "bandwidth", "units", "unit_name", "bytes_per_clock", "clock_hz", "times_hbm"}
 _PER_CLOCK = ("units", "bytes_per_clock", "clock_hz")
 
 
@@ -345,8 +346,14 @@ class _Checker:
             missing = [k for k in _PER_CLOCK if k not in entry]
             if missing:
                 raise self.fail(where, f"is missing {', '.join(map(repr, missing))}: give all of {_PER_CLOCK}")
-            units, width, clock = (self.figure(f"{where}.{k}", entry[k], u) for k, u in zip(_PER_CLOCK, ("", "bytes", "Hz")))
-            bandwidth, derivation = units * width * clock, f"{units:g} units x {width:g} bytes/clock x {clock / 1e9:g} GHz"
+            units, width, clock = (
+                self.figure(f"{where}.{k}", entry[k], u) for k, u in zip(_PER_CLOCK, ("", "bytes", "Hz"))
+            )
+            what = self.text(f"{where}.unit_name", entry.get("unit_name", "units"))
+            bandwidth, derivation = (
+                units * width * clock,
+                f"{units:g} {what} x {width:g} bytes/clock x {clock / 1e9:g} GHz",
+            )
         return OnChipMemory(name, self.text(f"{where}.name", entry["name"]), bandwidth,
                             self.text(f"{where}.source", entry["source"]), derivation)  # fmt: skip
 
