@@ -38,6 +38,7 @@ __all__ = [
     "plot_decode_time",
     "plot_hierarchical_roofline",
     "plot_layer_matmuls",
+    "plot_level_roofline",
     "plot_link_rooflines",
     "plot_matmul_batch",
     "plot_measured_knee",
@@ -709,6 +710,109 @@ def plot_hierarchical_roofline(
     ax.set_ylabel(f"attainable {dtype} FLOPs/s")
     ax.grid(True, which="major", alpha=0.3)
     if legend:  # below the axes: the ceilings fill the plot's corners
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    return ax
+
+
+#: Markers for the kernels of :func:`plot_level_roofline`, one per kernel in order.
+KERNEL_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def _level_label(chip: Accelerator, level: str) -> str:
+    return "HBM" if level == "hbm" else chip.on_chip[level].name
+
+
+def plot_level_roofline(
+    chip: str | Accelerator,
+    kernels: Mapping[str, Mapping[str, float]],
+    *,
+    dtype: str = "bf16",
+    achieved: Mapping[str, float] | None = None,
+    legend: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """A chip's hierarchical roofline: a sloped roof per memory level, the flat peak, and kernels at each level.
+
+    Parameters
+    ----------
+    chip : an accelerator with on-chip bandwidths in the spec table (``"h100-sxm"``, ``"tpu-v5e"``).
+    kernels : ``{label: {level: intensity}}``, a kernel's FLOPs per byte at each memory level
+        (``"hbm"`` or one of ``chip.on_chip``), e.g. from
+        :func:`rooflinelib.level_intensities`. Each gets its own marker, filled with
+        its level's colour.
+    dtype : which peak FLOPs/s is the flat roof.
+    achieved : ``{label: FLOPs/s}``, a kernel's measured rate (a profiler's reading): its
+        points are drawn at that height, one per level, as Nsight Compute's hierarchical
+        chart does. Without it, each point sits on its own level's roof.
+    legend : add a legend below the axes.
+    ax : the Axes to draw on (default: the current one).
+
+    Every argument is checked before anything is drawn. Returns the matplotlib Axes drawn on.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> ax = plot_level_roofline("h100-sxm", {"matmul": {"hbm": 85.3, "smem": 51.2}}, ax=ax)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['HBM: 3.35 TB/s', 'shared memory (L1): 30.9 TB/s', 'bf16 peak: 989.5 TFLOPs/s', 'matmul']
+    >>> plot_level_roofline("h100-sxm", {"matmul": {"l2": 10.0}}, ax=ax)
+    Traceback (most recent call last):
+    ...
+    KeyError: "kernels['matmul']: NVIDIA H100 SXM has no bandwidth for memory level 'l2'; it has 'hbm', 'smem'"
+    >>> plt.close(fig)
+    """
+    acc = get_accelerator(chip)
+    peak = acc.peak(dtype)
+    bandwidths = acc.memory_levels()
+    if not isinstance(kernels, Mapping) or not kernels:
+        raise ValueError(
+            f"kernels must map a label to {{level: intensity}}, e.g. {{'matmul': {{'hbm': 85}}}}, got {kernels!r}"
+        )
+    points: dict[str, dict[str, float]] = {}
+    for label, levels in kernels.items():
+        if not isinstance(levels, Mapping) or not levels:
+            raise ValueError(
+                f"kernels[{label!r}] must map memory levels to intensities, e.g. {{'hbm': 85}}, got {levels!r}"
+            )
+        for level in levels:
+            if level not in bandwidths:
+                raise KeyError(
+                    f"kernels[{label!r}]: {acc.name} has no bandwidth for memory level {level!r}; "
+                    f"it has {', '.join(map(repr, bandwidths))}"
+                )
+        points[str(label)] = _intensities(f"kernels[{label!r}]", levels, "FLOPs/byte")
+    rates = _intensities("achieved", achieved, "FLOPs/s")
+    unknown = [k for k in rates if k not in points]
+    if unknown:
+        raise KeyError(
+            f"achieved names {unknown[0]!r}, which is not a kernel; the kernels are {', '.join(map(repr, points))}"
+        )
+    xs = [x for levels in points.values() for x in levels.values()]
+    lo = min([peak / max(bandwidths.values()) / 30, *xs]) / 2
+    hi = max([peak / min(bandwidths.values()) * 10, *xs]) * 2
+    x = np.geomspace(lo, hi, 400)
+    ax = _current_axes(ax)
+    colours = {level: MEMORY_COLOUR if level == "hbm" else LEVEL_COLOURS[i] for i, level in enumerate(bandwidths)}
+    for level, bw in bandwidths.items():
+        ax.plot(x, np.minimum(peak, x * bw), color=colours[level], lw=2,
+                label=f"{_level_label(acc, level)}: {bw / 1e12:.3g} TB/s")  # fmt: skip
+    ax.axhline(peak, color="0.1", lw=1.5, ls="--", label=f"{dtype} peak: {peak / 1e12:.1f} TFLOPs/s")
+    for (label, levels), marker in zip(points.items(), KERNEL_MARKERS * len(points)):
+        for level, intensity in levels.items():
+            y = rates.get(label, float(roofline.attainable_flops(intensity, peak, bandwidths[level])))
+            ax.plot([intensity], [y], marker, ms=9, mec="0.1", mfc=colours[level], ls="none")
+        if label in rates:
+            ax.plot(sorted(levels.values()), [rates[label]] * len(levels), color="0.4", lw=1, ls=":")
+        ax.plot([], [], marker, ms=8, mec="0.1", mfc="white", ls="none", label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo * min(bandwidths.values()), peak * 2)
+    ax.set_xlabel("arithmetic intensity (FLOPs/byte)")
+    ax.set_ylabel(f"attainable {dtype} FLOPs/s")
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     return ax
 

@@ -23,6 +23,7 @@ __all__ = [
     "SCALE_UP_LINKS",
     "Accelerator",
     "Link",
+    "OnChipMemory",
     "accelerator_key",
     "get_accelerator",
     "load_accelerators",
@@ -59,6 +60,29 @@ class Link:
     collective_latency_source: str = ""
     collective: str = ""
     collective_measured_on: str = ""
+
+
+@dataclass(frozen=True)
+class OnChipMemory:
+    """A memory on the chip between HBM and the math units (a GPU's shared memory, a TPU's VMEM).
+
+    ``bandwidth`` is in bytes/s, all of the chip's copies together. Where no
+    source prints it, the table gives what it is derived from and the loader
+    computes it: ``derivation`` says how (``"132 SMs x 128 bytes/clock x 1.83 GHz"``),
+    and is empty for a printed figure.
+
+    Examples
+    --------
+    >>> smem = get_accelerator("h100-sxm").on_chip["smem"]
+    >>> smem.bandwidth == 132 * 128 * 1.83e9, smem.derivation
+    (True, '132 SMs x 128 bytes/clock x 1.83 GHz')
+    """
+
+    key: str
+    name: str
+    bandwidth: float
+    source: str
+    derivation: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,6 +125,17 @@ class Accelerator:
     sources: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     hbm_capacity_printed: str = ""
     hbm_capacity_reported: float | None = None
+    on_chip: Mapping[str, OnChipMemory] = field(default_factory=lambda: _EMPTY)
+
+    def memory_levels(self) -> dict[str, float]:
+        """Bandwidth in bytes/s of each memory level the table has, HBM first, then the on-chip ones.
+
+        Examples
+        --------
+        >>> {k: f"{v:.3g}" for k, v in get_accelerator("tpu-v5e").memory_levels().items()}
+        {'hbm': '8.19e+11', 'vmem': '1.8e+13'}
+        """
+        return {"hbm": self.hbm_bandwidth, **{k: m.bandwidth for k, m in self.on_chip.items()}}
 
     @property
     def capacity_basis(self) -> str:
@@ -147,13 +182,15 @@ class Accelerator:
             ) from None
 
     def bandwidth(self, memory: str = "hbm") -> float:
-        """Bandwidth in bytes/s of ``memory``: ``"hbm"`` or a link name such as ``"ici"``."""
+        """Bandwidth in bytes/s of ``memory``: ``"hbm"``, an on-chip memory (``"smem"``) or a link (``"ici"``)."""
         if memory == "hbm":
             return self.hbm_bandwidth
+        if isinstance(memory, str) and memory in self.on_chip:
+            return self.on_chip[memory].bandwidth
         try:
             return self.links[memory].bandwidth
         except (KeyError, TypeError):
-            options = ", ".join(repr(m) for m in ("hbm", *self.links))
+            options = ", ".join(repr(m) for m in ("hbm", *self.on_chip, *self.links))
             raise KeyError(f"{self.name} has no bandwidth for {memory!r}; it has {options}") from None
 
     def critical_intensity(self, dtype: str = "bf16", memory: str = "hbm") -> float:
@@ -225,6 +262,7 @@ _ENTRY_KEYS = {
     "peak_flops",
     "links",
     "hbm_capacity_printed",
+    "on_chip",
     *_FIGURES,
     *(f"{f}_source" for f in (*_FIGURES, "peak_flops")),
 }
@@ -240,6 +278,8 @@ _LINK_KEYS = {
 }
 _COLLECTIVES = ("all-reduce", "all-gather")
 _SCOPES = ("per link", "per chip")
+_ON_CHIP_KEYS = {"name", "source", "bandwidth", "units", "unit_name", "bytes_per_clock", "clock_hz", "times_hbm"}
+_PER_CLOCK = ("units", "bytes_per_clock", "clock_hz")
 
 
 class _Checker:
@@ -314,6 +354,37 @@ class _Checker:
             else "",
         )
 
+    def on_chip(self, chip: str, name: str, raw: object, hbm: float) -> OnChipMemory:
+        """One ``[chip.on_chip.name]`` table: a printed ``bandwidth``, or what it is derived from."""
+        where = f"{chip}.on_chip.{name}"
+        entry = self.keys(where, raw, _ON_CHIP_KEYS, {"name", "source"})
+        given = [k for k in ("bandwidth", "times_hbm") if k in entry] + (["units ..."] if "units" in entry else [])
+        if len(given) != 1:
+            raise self.fail(
+                where,
+                "must give exactly one of 'bandwidth' (bytes/s), 'times_hbm', or 'units', 'bytes_per_clock' and "
+                f"'clock_hz' together, got {', '.join(given) or 'none'}",
+            )
+        if "bandwidth" in entry:
+            bandwidth, derivation = self.figure(f"{where}.bandwidth", entry["bandwidth"], "bytes/s"), ""
+        elif "times_hbm" in entry:
+            ratio = self.figure(f"{where}.times_hbm", entry["times_hbm"], "(a ratio)")
+            bandwidth, derivation = ratio * hbm, f"{ratio:g} x HBM"
+        else:
+            missing = [k for k in _PER_CLOCK if k not in entry]
+            if missing:
+                raise self.fail(where, f"is missing {', '.join(map(repr, missing))}: give all of {_PER_CLOCK}")
+            units, width, clock = (
+                self.figure(f"{where}.{k}", entry[k], u) for k, u in zip(_PER_CLOCK, ("", "bytes", "Hz"))
+            )
+            what = self.text(f"{where}.unit_name", entry.get("unit_name", "units"))
+            bandwidth, derivation = (
+                units * width * clock,
+                f"{units:g} {what} x {width:g} bytes/clock x {clock / 1e9:g} GHz",
+            )
+        return OnChipMemory(name, self.text(f"{where}.name", entry["name"]), bandwidth,
+                            self.text(f"{where}.source", entry["source"]), derivation)  # fmt: skip
+
     def chip(self, key: str, raw: object) -> Accelerator:
         entry = self.keys(
             key, raw, _ENTRY_KEYS, {*_TEXT, "peak_flops", "hbm_bandwidth", "hbm_capacity", "hbm_capacity_printed"}
@@ -325,6 +396,9 @@ class _Checker:
         figures = {f: self.figure(f"{key}.{f}", entry[f], unit) for f, unit in _FIGURES.items() if f in entry}
         sources = {k[: -len("_source")]: self.text(f"{key}.{k}", v) for k, v in entry.items() if k.endswith("_source")}
         links = self.keys(f"{key}.links", entry.get("links", {}), set(entry.get("links", {})), set())
+        on_chip = self.keys(f"{key}.on_chip", entry.get("on_chip", {}), set(entry.get("on_chip", {})), set())
+        if "hbm" in on_chip:
+            raise self.fail(f"{key}.on_chip.hbm", "is not on the chip: HBM's bandwidth is 'hbm_bandwidth'")
         notes = entry.get("notes", "")
         if not isinstance(notes, str):
             raise self.fail(f"{key}.notes", f"must be text, got {notes!r}")
@@ -353,6 +427,9 @@ class _Checker:
             sources=MappingProxyType(sources),
             hbm_capacity_printed=printed,
             hbm_capacity_reported=reported,
+            on_chip=MappingProxyType(
+                {name: self.on_chip(key, name, m, figures["hbm_bandwidth"]) for name, m in on_chip.items()}
+            ),
         )
 
 

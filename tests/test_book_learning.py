@@ -114,6 +114,8 @@ PICTURES = {
     "fig-two-chips": ("network-rooflines", "a-matmul-split-over-two-chips"),
     "fig-overhead-floor": ("beyond-the-roofline", "a-third-bound-the-fixed-cost-of-a-call"),
     "fig-compute-roofs": ("beyond-the-roofline", "more-than-one-compute-roof"),
+    "fig-h100-levels": ("beyond-the-roofline", "a-hierarchical-roofline-for-an-h100-and-a-tpu"),
+    "fig-profiler-reading": ("beyond-the-roofline", "from-this-course-to-the-profilers"),
 }
 
 
@@ -191,6 +193,40 @@ def test_the_overhead_floor_is_described_with_its_numbers():
     assert f"fixed cost of {tiny.seconds * 1e6:.3g} microseconds" in text  # 2 * 256**3 / 6.72e12 = 4.99 µs
     # (4.992e-6 * 9.895e14 / 2) ** (1/3) = 1351.9: the first whole n is 1352
     assert "vertical line at n = 1352" in text
+
+
+def test_the_hierarchical_rooflines_are_described_with_their_numbers():
+    """The H100's two roofs and each kernel's intensity per level, worked out by hand."""
+    smem = 32 * 4 * 132 * 1.83e9  # banks x bytes x SMs x clock
+    peak, hbm = 1979e12 / 2, 3.35e12
+    levels = alt("fig-h100-levels")
+    for said in (
+        f"HBM at {hbm / 1e12:.2f} TB/s",  # its ridge, Question 5's answer, is left for the problems page
+        f"shared memory at {smem / 1e12:.1f} TB/s, with its ridge at {peak / smem:.1f}",  # 30.9, 32.0
+        f"tiled matmul at {4096 / 49:.1f} FLOPs per HBM byte, on the HBM line at {4096 / 49 * hbm / 1e12:.1f}",
+        f"{4096 / 81:.1f} per shared-memory byte",  # 50.6: past the ridge, on the peak
+        f"prefill attention at {8192 * 128 / 8320:.1f} per HBM byte",  # 126.0
+        f"{8192 * 64 / 8256:.1f} per shared-memory byte, on the peak",  # 63.5
+    ):
+        assert said in levels, f"the hierarchical roofline's description should say {said!r}"
+    reading = alt("fig-profiler-reading")
+    achieved = 2 * 4096**3 / 1.6e-3
+    for said in (
+        f"achieved {achieved / 1e12:.1f} TFLOPs/s",  # 85.9
+        f"at {4096 / 257:.1f} FLOPs per shared-memory byte",  # 15.9
+        f"({4096 / 257 * smem / 1e12:.1f} TFLOPs/s there)",  # 492.8
+        f"at {4096 / 129:.1f} FLOPs per HBM byte",  # 31.8
+        f"({4096 / 129 * hbm / 1e12:.1f} TFLOPs/s there)",  # 106.4
+    ):
+        assert said in reading, f"the worked reading's description should say {said!r}"
+
+
+def test_the_worked_reading_says_its_counters_are_illustrative():
+    page = " ".join(
+        soup("en", "beyond-the-roofline").select_one("#from-this-course-to-the-profilers").get_text().split()
+    )
+    assert "Its counter values are illustrative, not a capture: no profiler ran." in page
+    assert "not a profiler capture" in alt("fig-profiler-reading") or "not a profiler capture" in page
 
 
 # --- a newcomer's path ------------------------------------------------------------------------------------

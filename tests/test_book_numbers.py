@@ -98,6 +98,29 @@ GLUED = {
         "q_math_us": "0.27",  # 2 * 512**3 / 9.895e14 = 0.271 µs
         "q_comms_us": "0.47",  # 6 * 512**2 / 3.35e12 = 0.470 µs
         "qm_mfu": "19",  # 3.69e13 / 1.97e14 = 18.7 %
+        # the hierarchical roofline: H100 shared memory = 32 banks x 4 bytes x 132 SMs x 1.83e9 = 3.092e13 bytes/s
+        "h100_smem_tbs": "30.9",
+        "h100_smem_ridge": "32.0",  # 9.895e14 / 3.092e13 = 32.00
+        "v5e_vmem_tbs": "18.0",  # 22 x 819e9 = 1.8018e13
+        "v5e_vmem_ridge": "10.9",  # 1.97e14 / 1.8018e13 = 10.93
+        # 4096-cubed bf16 matmul: X read 4096/bn times, Y read 4096/bm times, output once: 4096 / (16 + 32 + 1)
+        "mm_hbm_ai": "83.6",
+        "mm_smem_ai": "50.6",  # 4096 / (4096/256 + 4096/64 + 1) = 4096 / 81
+        "mm_hbm_ceiling": "280.0",  # 83.59 x 3.35e12 = 2.800e14
+        "mm_xla_needs": "233",  # XLA's 4096-cubed square at 2 * 4096**3 / 1.7616e-4 s = 7.802e14, over 3.35e12
+        "tiling_ai": "341.2",  # the Tiling section's example, tiles (512, 512, 1024)
+        "dec_ai": "1.00",  # 4sd FLOPs over 4sd + 4d bytes: 8192 / 8193
+        "dec_hbm_tflops": "3.35",
+        "pre_hbm_ai": "126.0",  # s r / (s + r) = 8192 * 128 / 8320
+        "pre_smem_ai": "63.5",  # 8192 * 64 / 8256
+        "pre_hbm_tflops": "422",  # 126.03 x 3.35e12
+        "pr_hbm_ai": "31.8",  # tiles (64, 32, 64): 4096 / (64 + 64 + 1) = 31.75
+        "pr_smem_ai": "15.9",  # tiles (32, 32, 32): 4096 / 257 = 15.94
+        "pr_tflops": "85.9",  # 2 * 4096**3 / 1.6e-3 s
+        "pr_hbm_ceil": "106.4",  # 31.75 x 3.35e12
+        "pr_smem_ceil": "492.8",  # 15.94 x 3.092e13
+        "pr_fraction": "81",  # 85.90 / 106.37 = 80.8 %
+        "pr_big_x": "2.6",  # 4096/49 over 4096/129 = 129 / 49 = 2.63
         "qm_mbu": "75",  # 3.69e13 / 60 / 8.2e11 = 75.0 %
     },
     "measure-your-machine": {
@@ -299,6 +322,10 @@ SPEC_CELLS = {
     (0, "TPU v5p", "HBM capacity"): "95 GiB",
     (0, "NVIDIA H100 SXM", "HBM capacity"): "80 GB",  # NVIDIA lists GB
     (0, "NVIDIA H100 SXM", "bf16 peak (TFLOPs/s)"): "989.5",  # 1,979 with sparsity / 2
+    (2, "NVIDIA H100 SXM", "bandwidth (TB/s)"): "30.9",  # 132 SMs x 128 bytes per clock x 1.83 GHz
+    (2, "NVIDIA H100 SXM", "ridge, bf16 (FLOPs/byte)"): "32.0",  # 9.895e14 / 3.092e13
+    (2, "TPU v5e", "bandwidth (TB/s)"): "18.0",  # 22 x 819 GB/s
+    (2, "TPU v5e", "ridge, bf16 (FLOPs/byte)"): "10.9",
 }
 
 

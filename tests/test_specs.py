@@ -232,7 +232,7 @@ def test_unknown_dtype_or_memory_lists_what_exists():
     chip = rl.get_accelerator("tpu-v5e")
     with pytest.raises(KeyError, match="TPU v5e has no peak FLOPs/s for dtype 'fp8'; it has 'bf16', 'int8'"):
         chip.peak("fp8")
-    with pytest.raises(KeyError, match="has no bandwidth for 'nvlink'; it has 'hbm', 'ici'"):
+    with pytest.raises(KeyError, match="has no bandwidth for 'nvlink'; it has 'hbm', 'vmem', 'ici'"):
         chip.bandwidth("nvlink")
 
 
