@@ -503,7 +503,7 @@ def test_course_coined_wording_is_gone_or_flagged(page: str) -> None:
     text = " ".join(prose_blocks(page))
     assert "taken whole" not in text and "kernel by kernel" not in text.lower(), page
     if page == PART2:
-        link = article(page).select_one("a[href*='glossary.html#term-context-limit-this-course-s-term']")
+        link = article(page).select_one("a[href*='glossary.html#term-context-limit-term-of-this-course']")
         assert link is not None and "context limit" in link.get_text(), "the coined term links to its entry"
 
 
