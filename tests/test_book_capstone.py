@@ -1,4 +1,4 @@
-"""The capstone chapter and the one-page summary: every glued number where it stands, and their claims.
+"""The capstone's two pages and the one-page summary: every glued number where it stands, and their claims.
 
 Expected values are worked out here with plain arithmetic on the published model fields and the
 vendors' figures (written out next to each), never with ``rooflinelib``: the pages compute them
@@ -252,9 +252,30 @@ SUMMARY = {
 }
 
 
+PART1, PART2 = "real-model-real-chips", "long-context"
+# what part 2 computes again from part 1 (it runs on its own) and shows; everything else is shown on one page
+SHARED = {"t1_h100", "bstar_h100", "bstar_v5e", "w70_bf16", "crit_kv", "fit70_v5e", "b_floor", "tps_star"}
+PART2_KEYS = SHARED | {
+    k
+    for k in CAPSTONE
+    if k.startswith(("kv", "ar", "att", "limit", "cap", "maxb", "tps_", "kern_", "quiz_", "bstar_ctx", "tp"))
+    and k not in {"att_2k", "att_8k", "att_32k", "att_32k_last", "tps1", "tps_star", "kv_dim8"}
+} | {"ctx_tenth", "ctx_tenth_star", "t_ctx_ms", "h100_used", "fig_contexts", "gqa_factor", "ridge_h200",
+     "spec_tokens", "heads70", "v5e_tokens_at_bstar"}  # fmt: skip
+PAGE_KEYS = {PART1: (set(CAPSTONE) - PART2_KEYS) | SHARED, PART2: PART2_KEYS}
+
+
+def test_every_capstone_value_has_its_page() -> None:
+    """Each value stands on the page this file assigns it to, and on no other capstone page."""
+    for page, keys in PAGE_KEYS.items():
+        shown = {k for k, _ in glued(page)} & set(CAPSTONE)
+        assert shown == keys, f"{page}: shows {sorted(shown - keys)} too, lacks {sorted(keys - shown)}"
+
+
 @pytest.mark.parametrize(
     ("page", "key", "expected"),
-    [("real-model-real-chips", k, v) for k, v in CAPSTONE.items()] + [("summary", k, v) for k, v in SUMMARY.items()],
+    [(page, k, CAPSTONE[k]) for page, keys in PAGE_KEYS.items() for k in sorted(keys)]
+    + [("summary", k, v) for k, v in SUMMARY.items()],
 )
 def test_glued_value_where_it_stands(page: str, key: str, expected: str) -> None:
     shown = [text for k, text in glued(page) if k == key]
@@ -265,52 +286,55 @@ def test_glued_value_where_it_stands(page: str, key: str, expected: str) -> None
 CLAIMS = {
     "real-model-real-chips": [
         "One prompt of 2048 tokens thus runs at",
-        "with bf16 weights and arithmetic, up to a critical batch equal to the chip’s ridge point",
+        "bf16 weights and arithmetic, up to a critical batch equal to the chip’s ridge point",
         "Most of them, 70%, sit in its MLPs",
         "fits on a single B200",
         "it fits on one H100’s 80 GB",
         "Llama 3 8B in bf16 fits on one TPU v5e, but only just",
         "at B = 1 and at B = 64 alike, while the conversations are short",
-        "the critical batch halves too, to 147.7",
+        "halves too, to 147.7",
         "the critical batch stays at 295.4",
-        "2.1 times the weights",
         "the decode times here are lower bounds",
-        "the step takes 14.74 ms instead of 4.48",
-        "For Llama 3 8B on an H100 the limit is 393 tokens, on a TPU v5e 484",
-        "a decode step taken whole is memory-bound at every batch size",
         "one step takes at least 4.48 ms",
         "That is a roofline bound",
         "writes at most 65,840 tokens/s for the same cost per step.",
-        "It also holds only while the caches are nearly empty",
-        "not the longest context a model accepts",
-        "A shorter context moves you below the limit; the limit itself moves with the cache’s format",
-        "with the chip’s ridge (an H200: 566)",
-        "kernel by kernel, the weight matmuls of 512 sequences are compute-bound; attention never is",
-        "the weight matmuls take 7.77 ms of arithmetic for 4.48 ms of weight reads, compute-bound",
-        "attention stays memory-bound at any batch",
-        "checking 4 a step moves Llama 3 8B’s limit on an H100 to 1,640 tokens",
-        "With int8 weights and bf16 arithmetic it stays at 393 tokens",
-        "the limit falls to 197 tokens, with the cache and attention still in bf16",
-        "on 16 chips each KV head is copied onto 2",
-        "Llama 3 70B’s context limit falls from 1,476 tokens to 728",
-        "two H100s hold at most 22 sequences",
-        "A single H200 holds the weights and at most 7 such sequences",
-        "the weights leave at most 1.12 GB free",
+        "weights leave at most 1.12 GB free",
         "between 325.6 and 461.9 tokens",
         "FLOP counts for model FLOPs utilization often take the whole square, twice as many",
         "against that count attention adds 61.5% at 32768 tokens",
         "fit on one H200",
         "a prefill of fewer than 295 tokens in all still waits on the weights",
-        "the largest batches here are upper bounds",
+        "weight bytes only, the whole chain turns compute-bound",
+        "step that overlaps them poorly takes up to their sum, twice as long",
+        "back up to 239.9",
+        "The table below counts the weights alone",
+    ],
+    "long-context": [
+        "2.1 times the weights",
+        "the decode times here are lower bounds",
+        "takes 14.74 ms instead of 4.48",
+        "For Llama 3 8B on an H100 the limit is 393 tokens, on a TPU v5e 484",
+        "a whole decode step is memory-bound at every batch size",
+        "holds only while the caches are nearly empty",
+        "not the longest context a model accepts",
+        "A shorter context moves you below the limit. The limit itself moves with the cache’s format",
+        "with the chip’s ridge (an H200: 566)",
+        "Per kernel, the weight matmuls of 512 sequences are compute-bound; attention never is",
+        "The weight matmuls take 7.77 ms of arithmetic for 4.48 ms of weight reads: compute-bound",
+        "stays memory-bound at any batch",
+        "4 a step moves Llama 3 8B’s limit on an H100 to 1,640 tokens",
+        "With int8 weights and bf16 arithmetic it stays at 393 tokens",
+        "the limit falls to 197 tokens, with the cache and attention still in bf16",
+        "on 16 chips each KV head is copied onto 2",
+        "context limit then falls from 1,476 tokens to 728",
+        "two H100s hold at most 22 sequences",
+        "A single H200 holds the weights and at most 7 such sequences",
+        "largest batches here are thus upper bounds",
         "In this count, at 12.5 µs each, the 160 of them cost 2.00 ms whatever the number of chips",
         "With sequences of different lengths, what counts is their average",
         "a pessimistic assumption, not a floor",
-        "counting weight bytes only, the whole chain turns compute-bound",
-        "a step that overlaps them poorly takes up to their sum, twice as long",
         "These limits set arithmetic against bandwidth and ignore capacity",
-        "so a tensor-parallel split of the 9 TPU v5es its bf16 weights need takes 16",
-        "back up to 239.9",
-        "The table below counts the weights alone",
+        "tensor-parallel split of the 9 TPU v5es its bf16 weights need therefore takes 16",
     ],
     "summary": [
         "D \\ge 8756",  # D > 8755.6 from D = 8756 on
@@ -350,7 +374,7 @@ NEVER = {
 }
 
 
-@pytest.mark.parametrize("page", ["real-model-real-chips", "summary"])
+@pytest.mark.parametrize("page", [PART1, PART2, "summary"])
 @pytest.mark.parametrize("what", list(NEVER))
 def test_a_misleading_claim_is_gone(page: str, what: str) -> None:
     found = [b for b in prose_blocks(page) if NEVER[what].search(b)]
@@ -370,17 +394,17 @@ def _table(page: str, index: int) -> tuple[list[str], list[list[str]]]:
 
 
 def test_capstone_tables() -> None:
-    headers, rows = _table("real-model-real-chips", 0)  # the models
+    headers, rows = _table(PART1, 0)  # the models
     assert [r[headers.index("parameters (10⁹)")] for r in rows] == ["8.03", "70.55", "7.62"]  # Qwen: 7,615,616,512
-    headers, rows = _table("real-model-real-chips", 2)  # chips to hold the weights
+    headers, rows = _table(PART1, 2)  # chips to hold the weights
     col = headers.index(f"NVIDIA H100 SXM (80 GB, {H100_CAP / 1e9:.2f} GB reported)")
     assert {(r[0], r[1]): r[col] for r in rows}[("Llama 3 70B", "bf16")] == "2"
     assert {(r[0], r[1]): r[headers.index("TPU v5e (16 GiB)")] for r in rows}[("Llama 3 70B", "int8")] == "5"  # 4.1
-    headers, rows = _table("real-model-real-chips", 3)  # one layer on an H100
+    headers, rows = _table(PART1, 3)  # one layer on an H100
     crit = {r[0]: r[headers.index("critical batch")] for r in rows}
     assert crit["k_proj"] == f"{exact_b(H100_PEAK / H100_HBM, 4096, 1024):.1f}"
     assert crit["q_proj"] == f"{exact_b(H100_PEAK / H100_HBM, 4096, 4096):.1f}"  # 345.2
-    headers, rows = _table("real-model-real-chips", 4)  # the context limit per model and chip
+    headers, rows = _table(PART2, 0)  # the context limit per model and chip
     assert headers == ["model", "TPU v5e", "NVIDIA H100 SXM", "NVIDIA B200 (HGX)"]
     limits = {r[0]: r[1:] for r in rows}
     assert limits["Llama 3 8B"] == [
@@ -388,7 +412,7 @@ def test_capstone_tables() -> None:
         for p, b in ((V5E_PEAK, V5E_HBM), (H100_PEAK, H100_HBM), (B200_PEAK, B200_HBM))
     ]
     assert limits["Llama 3 70B"][1] == f"{limit(2 * MM_70B, KV_70B, ATT_70B, H100_PEAK, H100_HBM):,.0f}"
-    headers, rows = _table("real-model-real-chips", 5)  # Llama 3 70B on 2, 4 and 8 H100s
+    headers, rows = _table(PART2, 1)  # Llama 3 70B on 2, 4 and 8 H100s
     assert headers[4:6] == ["largest batch at 4,096 tokens", "B at 4,096 tokens"]
     batches = []
     for row, n in zip(rows, (2, 4, 8), strict=True):
@@ -407,7 +431,7 @@ def test_capstone_tables() -> None:
         ]
         batches.append(int(row[5]))
     assert batches == [22, 64, 64], "every row runs a batch whose caches fit beside its weights"
-    headers, rows = _table("real-model-real-chips", 6)  # quantized weights
+    headers, rows = _table(PART1, 4)  # quantized weights
     bf16 = next(r for r in rows if r[:2] == ["bf16", "bf16"])
     assert bf16[2:] == ["18.33", "240.5", "4.48", "295.4", "1.95", "292.2"]  # 15.01e9 / 8.19e11, 3.35e12, 7.7e12
     v5e_fp8 = next(r for r in rows if r[0] == "fp8")
@@ -426,21 +450,61 @@ def test_summary_ridge_table() -> None:
     assert cells["TPU7x (Ironwood)"] == ["312.6", "625.2", "—"]  # 4.614e15 / 7.38e12
 
 
-def test_capstone_rhythm() -> None:
+@pytest.mark.parametrize("page", [PART1, PART2])
+def test_capstone_rhythm(page: str) -> None:
     """A question first, a bold concept, labelled equations and a takeaway, as every chapter."""
-    check_chapter_rhythm("real-model-real-chips")
+    check_chapter_rhythm(page)
 
 
-def test_capstone_figures_have_descriptions() -> None:
-    images = article("real-model-real-chips").select("img")
-    assert len(images) == 3
+@pytest.mark.parametrize(("page", "figures"), [(PART1, 2), (PART2, 1)])
+def test_capstone_figures_have_descriptions(page: str, figures: int) -> None:
+    images = article(page).select("img")
+    assert len(images) == figures
     assert all(len(img.get("alt", "")) > 100 for img in images), "each figure needs a real description"
 
 
 def test_capstone_has_a_self_check_on_the_context_limit() -> None:
-    text = " ".join(article("real-model-real-chips").get_text(" ").split())
+    text = " ".join(article(PART2).get_text(" ").split())
     assert "Self-check. Llama 3 8B decodes conversations of 1,000 tokens each on an H100" in text
     assert "None: 1,000 tokens is beyond the context limit." in text
+
+
+@pytest.mark.parametrize("page", [PART1, PART2])
+def test_each_part_opens_with_what_it_concludes(page: str) -> None:
+    """Before the question, a box of five conclusions, each with a number the page computes (glued)."""
+    art = article(page)
+    box = next(a for a in art.select("div.admonition") if "What you will conclude" in a.get_text())
+    first = art.select_one("section > p")
+    assert first is not None and box.sourceline < first.sourceline, f"{page}: the box comes after the question"
+    items = box.select("li")
+    assert len(items) == 5, f"{page}: {len(items)} conclusions, 5 expected"
+    assert all(li.select("span.pasted-text") for li in items), f"{page}: a conclusion without a computed number"
+
+
+# A body sentence has at most this many words (words of glued values and inline math counted once each).
+MAX_SENTENCE_WORDS = 32
+
+
+@pytest.mark.parametrize("page", [PART1, PART2])
+def test_body_sentences_are_short(page: str) -> None:
+    long = [
+        (len(sentence.split()), sentence)
+        for block in prose_blocks(page)
+        for sentence in re.split(r"(?<=[.?!])\s+", block)
+        if len(sentence.split()) > MAX_SENTENCE_WORDS
+    ]
+    assert not long, f"{page}: {len(long)} sentences over {MAX_SENTENCE_WORDS} words: {long[:3]}"
+
+
+@pytest.mark.parametrize("page", [PART1, PART2])
+def test_course_coined_wording_is_gone_or_flagged(page: str) -> None:
+    """'taken whole' and 'kernel by kernel' are not standard terms: plain words replace them, and the
+    course's own 'context limit' links to a glossary entry that says it is the course's term."""
+    text = " ".join(prose_blocks(page))
+    assert "taken whole" not in text and "kernel by kernel" not in text.lower(), page
+    if page == PART2:
+        link = article(page).select_one("a[href*='glossary.html#term-context-limit-term-of-this-course']")
+        assert link is not None and "context limit" in link.get_text(), "the coined term links to its entry"
 
 
 def _crossing(fits, bstar) -> int:  # type: ignore[no-untyped-def]
@@ -478,7 +542,7 @@ def _crit(d: int, f: int) -> float:
 
 
 def test_capacity_fused_and_latency_figures() -> None:
-    share = {k: text for k, text in glued("real-model-real-chips")}
+    share = {k: text for page in (PART1, PART2) for k, text in glued(page)}
     for n, rough in ((2, 260), (4, 880), (8, 1180)):
         expected = _crossing_70b(n)
         assert abs(expected - rough) < 0.03 * rough  # the review's own estimate

@@ -22,7 +22,7 @@ sys.path.insert(0, str(BOOK))
 import bookeditions
 
 EDITIONS = bookeditions.codes()
-# The chapters that teach (the intro, the problems, the capstone and the reference pages aside).
+# The chapters that teach (the intro, the problems and the reference pages aside).
 CONTENT = [
     "where-does-the-time-go",
     "visualizing-rooflines",
@@ -31,6 +31,8 @@ CONTENT = [
     "measure-your-machine",
     "beyond-the-roofline",
     "practice",
+    "real-model-real-chips",
+    "long-context",
 ]
 
 
@@ -267,7 +269,8 @@ def test_the_intro_lists_every_chapter_with_a_time_and_a_core_path():
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 PATH = ["where-does-the-time-go", "visualizing-rooflines", "matrix-multiplication", "network-rooflines",
-        "measure-your-machine", "beyond-the-roofline", "problems", "practice", "real-model-real-chips"]  # fmt: skip
+        "measure-your-machine", "beyond-the-roofline", "problems", "practice", "real-model-real-chips",
+        "long-context"]  # fmt: skip
 
 
 def _words_read(page: str) -> int:

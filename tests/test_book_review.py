@@ -712,7 +712,7 @@ def test_the_decimal_reading_is_smaller_by_the_right_share() -> None:
 def test_capacity_wording_is_one_convention_everywhere() -> None:
     # the v5e is not in Google's comparison table: only the table's unit carries over to it
     assert "comparison table gives the same capacities" not in _plain("where-does-the-time-go")
-    for page in ("where-does-the-time-go", "real-model-real-chips", "accelerator-specs", "summary"):
+    for page in ("where-does-the-time-go", "real-model-real-chips", "long-context", "accelerator-specs", "summary"):
         text = _text(page)
         assert "misread" not in text, page
         assert "Google lists" not in text, page
@@ -753,8 +753,8 @@ def test_question_6_section_says_what_its_hidden_checks_run() -> None:
             and np.isclose(chip["hbm_capacity"], c, rtol=1e-3)
             for p, b, c in table
         ), chip
-    text = _plain("real-model-real-chips")
-    section = text[text.index("Question 6 turns this chapter into code") :][:700]
+    text = _plain("long-context")
+    section = text[text.index("Question 6 turns both parts of the capstone into code") :][:700]
     assert "published models (Llama 3, Qwen2.5)" in section
     assert "a model with tied embeddings" in section and "chips from the spec table" in section
     assert "weights in bf16, int8 and int4" in section
@@ -769,7 +769,9 @@ def test_decode_time_flat_in_batch_only_for_short_contexts() -> None:
         re.search(r"at \\\(B = 1\\\) and at \\\(B =\\\) (\d+) alike, while the conversations are short", text).group(1)
     )
     tenth = int(0.1 * weights_read / (many * kv_per_token))
-    assert f"At {tenth} tokens of context the {many} caches add a tenth to the bytes of a step" in text
+    assert f"At {tenth} tokens of context the {many} caches add a tenth to the bytes of a step" in _plain(
+        "long-context"
+    )
 
 
 def test_every_matmul_of_a_layer_needs_a_larger_batch_than_the_model() -> None:
@@ -812,7 +814,7 @@ def test_pages_after_the_problems_warn_before_they_show_answers() -> None:
             assert notice is not None, f"{page} shows {shown} without an 'Answers ahead' notice"
             assert text.index("Answers ahead") < 200, f"{page}: the notice is not at the top"
             warned.append(page)
-    assert {"real-model-real-chips", "summary", "accelerator-specs", "errata"} <= set(warned)
+    assert {"real-model-real-chips", "long-context", "summary", "accelerator-specs", "errata"} <= set(warned)
     for page in set(pages[pages.index("problems") + 1 :]) - set(revealing):
         assert _soup(page).select_one("article div.answers-ahead") is None, f"{page} warns of answers it does not show"
 

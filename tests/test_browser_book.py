@@ -76,6 +76,8 @@ PAGES_WITH_MATH = {
     "book/matrix-multiplication",
     "book/network-rooflines",
     "book/problems",
+    "book/real-model-real-chips",
+    "book/long-context",
     "book/errata",
 }
 PAGES_WITH_FIGURES = {
@@ -83,6 +85,8 @@ PAGES_WITH_FIGURES = {
     "book/matrix-multiplication": 1,
     "book/problems": 1,
     "book/measure-your-machine": 2,
+    "book/real-model-real-chips": 2,
+    "book/long-context": 1,
 }
 # Words each edition's text uses, as a reader would type them into the search box:
 # the glossary's (book/glossary.csv) terms for "roofline" and "arithmetic intensity",
@@ -105,6 +109,8 @@ QUIZ_PAGES = {
     "book/measure-your-machine": 2,
     "book/beyond-the-roofline": 3,
     "book/practice": 7,
+    "book/real-model-real-chips": 2,
+    "book/long-context": 2,
 }
 PROBLEMS, PROBLEM_ANSWERS = "book/problems", 7  # Questions 1 to 5, 7 and 8
 BUTTONS_PAGE = "book/where-does-the-time-go"
@@ -436,6 +442,9 @@ QUERIES = [
     ("zh", "双向带宽", "book/network-rooflines"),
     ("en", "arithmetic intensity", "book/where-does-the-time-go"),
     ("en", "critical batch size", "book/matrix-multiplication"),
+    ("en", "context limit", "book/long-context"),
+    ("ko", "컨텍스트 한계", "book/long-context"),
+    ("zh", "上下文极限", "book/long-context"),
 ]
 
 

@@ -225,6 +225,30 @@ def glossary() -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
+def test_a_message_moved_to_another_page_keeps_its_translation(tmp_path: Path, monkeypatch):
+    """update-po fills a page's new or fuzzy message from another page's catalog, exact English only."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import write_po
+
+    book = tmp_path / "ko" / "LC_MESSAGES" / "book"
+    book.mkdir(parents=True)
+    old, new = Catalog(locale="ko"), Catalog(locale="ko")
+    old.add("A paragraph that moved.", "옮겨 간 문단.")
+    old.add("A paragraph left behind.", "남은 문단.")
+    new.add("A paragraph that moved.", "")  # a new page's catalog: nothing translated yet
+    new.add("A paragraph left behind, now changed.", "남은 문단.", flags=["fuzzy"])  # similar, not the same
+    for name, catalog in (("old", old), ("new", new)):
+        with (book / f"{name}.po").open("wb") as fh:
+            write_po(fh, catalog)
+    monkeypatch.setattr(editions, "LOCALES", tmp_path)
+    compendium = editions.book_translations("ko")
+    assert editions.carry_translations("ko", compendium) == [book / "new.po"]
+    with (book / "new.po").open("rb") as fh:
+        carried = {m.id: (m.string, m.fuzzy) for m in read_po(fh) if m.id}
+    assert carried["A paragraph that moved."] == ("옮겨 간 문단.", False)
+    assert carried["A paragraph left behind, now changed."] == ("남은 문단.", True), "only an exact match is taken"
+
+
 def test_glossary_has_every_term_in_every_language_and_says_why_for_choices():
     rows = glossary()
     for row in rows:

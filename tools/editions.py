@@ -234,7 +234,54 @@ def update_po() -> None:
         "0",
         *[arg for lang in LANGUAGES for arg in ("-l", lang)],
     ]
+    before = {lang: book_translations(lang) for lang in LANGUAGES}
     subprocess.run(command, cwd=ROOT, check=True)
+    for lang in LANGUAGES:
+        carry_translations(lang, before[lang])
+
+
+def book_translations(language: str) -> dict[str, str]:
+    """Every finished translation of the book's pages in ``language``, by its English text.
+
+    Read before the catalogs are updated, it is the compendium :func:`carry_translations` fills
+    them from: a paragraph moved to another page (a chapter split in two) keeps its translation.
+    """
+    found: dict[str, str] = {}
+    for path in sorted((LOCALES / language / "LC_MESSAGES" / "book").glob("*.po")):
+        with path.open("rb") as fh:
+            for message in read_po(fh, locale=language):
+                if message.id and message.string and not message.fuzzy and isinstance(message.id, str):
+                    found.setdefault(message.id, str(message.string))
+    return found
+
+
+def carry_translations(language: str, compendium: dict[str, str]) -> list[Path]:
+    """Fill each page's untranslated or fuzzy message whose English text ``compendium`` translates.
+
+    Only an exact match is taken, and only catalogs that gain a translation are written again
+    (with the line width ``sphinx-intl update -w 0`` uses). Returns the catalogs written.
+
+    Examples
+    --------
+    >>> carry_translations("ko", {}) == []
+    True
+    """
+    written = []
+    for path in sorted((LOCALES / language / "LC_MESSAGES" / "book").glob("*.po")):
+        with path.open("rb") as fh:
+            catalog = read_po(fh, locale=language)
+        filled = 0
+        for message in catalog:
+            if message.id and (not message.string or message.fuzzy) and message.id in compendium:
+                message.string = compendium[message.id]
+                message.flags.discard("fuzzy")
+                message.previous_id = []
+                filled += 1
+        if filled:
+            with path.open("wb") as fh:
+                write_po(fh, catalog, width=0)
+            written.append(path)
+    return written
 
 
 def _merge(template: Catalog, path: Path, language: str) -> None:
