@@ -123,6 +123,7 @@ class TranslatePastedText(SphinxPostTransform):
                     node.replace_self(nodes.inline(listed, listed, classes=node["classes"]))
                 continue
             key, numbers = localfigures.template(text)
+            key = plain_quotes(key) if key not in pasted else key  # Sphinx's smart quotes: ’ where the catalog has '
             if key in pasted:
                 translated = localfigures.fill(pasted[key], numbers)
                 node.replace_self(nodes.inline(translated, translated, classes=node["classes"]))
@@ -134,6 +135,18 @@ class TranslatePastedText(SphinxPostTransform):
                     lang,
                     location=node,
                 )
+
+
+_SMART_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def plain_quotes(text: str) -> str:
+    """``text`` with the curly quotes that Sphinx's smart quotes put in turned back into straight ones.
+
+    >>> print(plain_quotes("of the reference run\u2019s \u201cbest\u201d"))
+    of the reference run's "best"
+    """
+    return text.translate(_SMART_QUOTES)
 
 
 class TranslateExerciseTitles(SphinxPostTransform):
