@@ -34,6 +34,8 @@ REWRITTEN = {
     "matrix-multiplication": 0,
     "network-rooflines": 0,
     "summary": 0,
+    "real-model-real-chips": 0,
+    "long-context": 1,  # Question 6's statement, which names what the hidden checks hand the functions
 }
 #: The other content chapters: sentences over HARD_CAP words today, a ceiling that may only go down.
 LONG_NOW = {
@@ -41,7 +43,6 @@ LONG_NOW = {
     "beyond-the-roofline": 4,
     "problems": 4,
     "practice": 1,
-    "real-model-real-chips": 27,
 }
 
 _FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|:{3,}).*$", re.M)
