@@ -761,7 +761,7 @@ def fma_evidence(cpu: CpuFigures, model: str | None, l1d: int | None, peak: floa
     >>> from rooflinelib.measure import CpuFigures
     >>> cpu = CpuFigures(cores=2, clock_hz=2.5961e9, simd_bits=512, fma=True)
     >>> print(fma_evidence(cpu, "AMD EPYC", 48 * 1024, 256.6e9)["pred_fma_half"])
-    With Zen 4's halved 512-bit rate the prediction would be 166.1 GFLOP/s, below the measured peak of 256.6 GFLOP/s.
+    With Zen 4's halved 512-bit rate the prediction would be 166.2 GFLOP/s, below the measured peak of 256.6 GFLOP/s.
     >>> fma_evidence(cpu, "AMD EPYC", 32 * 1024, 256.6e9)["pred_fma"]
     ''
     """
@@ -769,8 +769,7 @@ def fma_evidence(cpu: CpuFigures, model: str | None, l1d: int | None, peak: floa
     zen5 = "AMD" in (model or "") and cpu.simd_bits == 512 and l1d == 48 * 1024
     if not zen5 or cpu.fma_per_cycle_from != "assumed" or cpu.fma_per_cycle != 2 or cpu.clock_hz is None:
         return out
-    cpu = dataclasses.replace(cpu, clock_hz=round(cpu.clock_hz / 1e6) * 1e6)  # the clock as printed
-    predicted = cpu.predicted_peak("fp32")
+    predicted = cpu.predicted_peak("fp32")  # at the clock read, as the ceilings without FMA, SIMD or both
     assert predicted is not None
     out["pred_fma"] = say("fma_zen5", l1=l1d / 1024)
     out["pred_fma_half"] = say("fma_zen4", half=predicted / 2 / 1e9, measured=peak / 1e9)

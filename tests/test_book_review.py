@@ -1406,6 +1406,7 @@ def test_two_full_width_fma_units_are_backed_by_the_l1_data_cache() -> None:
     assert shown, half
     assert _within(float(shown.group(1)), float(value.group(1)) / 2, 0.05 / 2 + 0.05)
     assert shown.group(2) == _glued("peak32") and float(shown.group(1)) < float(shown.group(2))
+    assert shown.group(1) == _glued("ceil_no_fma"), "half the FMAs per cycle: the product without FMA"
 
 
 def test_each_cache_window_starts_above_the_level_before() -> None:
