@@ -78,7 +78,7 @@ MEASURE: dict[str, str] = {
         "In this run every dot product runs above the bandwidth roof. The shorter ones fit in a cache; the "
         "longest, {mib:.0f} MiB of vectors, {llc:.0f} times the last-level cache, does not, and still runs "
         "{ratio:.2f} times faster than the roof allows. A dot product only reads, while the copy that set the "
-        "roof is credited with two arrays and moves three (write-allocate, above): the roof sits below what "
+        "roof is credited with two arrays and moves up to three (write-allocate, above): the roof sits below what "
         "main memory delivers to a loop that only reads."
     ),
     "dot_above_some": (
@@ -219,9 +219,25 @@ MEASURE: dict[str, str] = {
     "levels_steps_alloc": (
         "One core moves {first:.0f} GB/s while its working set fits in L{level}, and {dram:.0f} GB/s from main "
         "memory: {ratio:.1f} times less. (Main memory's step is {copy:.2f} times the copy bandwidth measured "
-        "above, near the 1.5 that write-allocate predicts: the copy is credited with two arrays and moves "
-        "three, while acc += x writes only lines it has just read, so it moves what it is credited with.)"
+        "above, near the 1.5 that write-allocate would give: the copy is credited with two arrays and "
+        "moves up to three, while acc += x writes only lines it has just read, so it moves what it is credited with.)"
     ),
+    "alloc_upper": (
+        "At the upper counts the copy would draw {copy:.1f} GB/s and the triad {triad:.1f} GB/s from main memory."
+    ),
+    "alloc_both": (
+        "Both exceed the {dram:.1f} GB/s one core draws from main memory below, so here some of those reads "
+        "are likely skipped."
+    ),
+    "alloc_one": (
+        "One of them exceeds the {dram:.1f} GB/s one core draws from main memory below, so here some of those "
+        "reads are likely skipped."
+    ),
+    "alloc_none": (
+        "Both are within the {dram:.1f} GB/s one core draws from main memory below; which count holds, only the "
+        "processor's traffic counters could tell."
+    ),
+    "alloc_unknown": "Which count holds, only the processor's traffic counters could tell.",
     "levels_no_dram": (
         "One core moves {first:.0f} GB/s while its working set fits in L{level}; no working set of the sweep "
         "was far enough past the last-level cache to measure main memory alone."
@@ -247,6 +263,17 @@ MEASURE: dict[str, str] = {
     "simd_bits": "{bits} bits, {lanes} float32 lanes",
     "simd_avx512f": "flag avx512f in /proc/cpuinfo",
     "simd_avx": "flag avx in /proc/cpuinfo",
+    "sweep_in_llc": (
+        "Every size of this sweep keeps {lo:.0f} to {hi:.0f} MiB in play, less than the {llc:.0f} MiB "
+        "last-level cache, so its weights stay in that cache between runs."
+    ),
+    "sweep_in_llc_knee": (
+        "Yet the knee is judged against the main-memory roof. Fed from main memory, the small sizes could only "
+        "run slower, so this knee is a lower bound."
+    ),
+    "sweep_in_llc_test": (
+        "To test B* against main memory itself, the weights must outgrow the cache: D = {d} or more in float32."
+    ),
     "simd_sse2": "flag sse2 in /proc/cpuinfo",
     "simd_asimd": "flag asimd in /proc/cpuinfo (Arm NEON)",
     "simd_none": "no SIMD flag in /proc/cpuinfo that this page knows",
@@ -262,6 +289,14 @@ MEASURE: dict[str, str] = {
         "Xeon Gold 6000 and Platinum cores, and desktop and server Zen 5; one elsewhere (Zen 4 splits each 512-bit "
         "FMA in two; other Skylake and Cascade Lake Xeons and laptop Zen 5 have one 512-bit unit), which halves the "
         "prediction"
+    ),
+    "fma_zen5": (
+        "Two 512-bit FMAs fit this machine: its AMD cores report {l1:.0f} KiB of L1 data cache each, as Zen 5 "
+        "has and Zen 4 (32 KiB) does not."
+    ),
+    "fma_zen4": (
+        "With Zen 4's halved 512-bit rate the prediction would be {half:.1f} GFLOP/s, below the measured peak "
+        "of {measured:.1f} GFLOP/s."
     ),
     "pred_value": (
         "With these figures the float32 prediction is {cores} × {ghz:.3f} GHz × {lanes} × {fma} × {flops} = "
@@ -399,6 +434,8 @@ MEASURE: dict[str, str] = {
 ROLES: dict[str, tuple[str | None, ...]] = {
     "fp64_note": ("fp64_low", "fp64_close", "fp64_high"),
     "triad_vs_copy": ("triad_lower", "triad_higher"),
+    "alloc_upper": ("alloc_upper",),
+    "alloc_note": ("alloc_both", "alloc_one", "alloc_none", "alloc_unknown"),
     "llc_note": ("llc_unknown", "llc_larger", "llc_fits"),
     "acc_vs_cpu": ("acc_below", "acc_same", "acc_above"),
     "cpu_verdict": ("cpu_little", "cpu_much"),
@@ -431,6 +468,9 @@ ROLES: dict[str, tuple[str | None, ...]] = {
         "reason_steady_dip",
     ),
     "above_roof": ("above_some", "above_many", "above_none"),
+    "sweep_resident": ("sweep_in_llc", None),
+    "sweep_resident_knee": ("sweep_in_llc_knee", None),
+    "sweep_resident_test": ("sweep_in_llc_test", None),
     "cache_note": ("caches_none", "caches_one", "caches_two", "caches_three"),
     "stair_main": ("levels_none", "levels_no_dram", "levels_steps", "levels_steps_alloc"),
     "stair_steps": ("levels_rise", "levels_flat", "levels_down", None),
@@ -444,6 +484,8 @@ ROLES: dict[str, tuple[str | None, ...]] = {
     "cpu_fma_from": ("fma_fma", "fma_fma4", "fma_asimd", "fma_none"),
     "cpu_fma_per_cycle_from": ("fma_per_cycle_assumed",),
     "pred_value": ("pred_value", "pred_no_cores", "pred_no_clock", "pred_no_simd"),
+    "pred_fma": ("fma_zen5", None),
+    "pred_fma_half": ("fma_zen4", None),
     "pred_verdict": ("pred_above", "pred_close", "pred_nominal", "pred_gap", "pred_far", None),
     "pred_scalar": ("scalar", "scalar_above", None),
     "place_sentence": (
@@ -644,6 +686,93 @@ def prediction(cpu: CpuFigures, peak: float) -> dict[str, str]:
     else:
         out["pred_scalar"] = say("scalar" if scalar < peak else "scalar_above", scalar=scalar / 1e9,
                                  ratio=peak / scalar)  # fmt: skip
+    return out
+
+
+def write_allocate(copy_bw: float, triad_bw: float, dram_bw: float | None) -> dict[str, str]:
+    """The glued sentences on write-allocate's upper counts: the copy moving three arrays, the triad seven.
+
+    Each rate is scaled from the arrays it is credited with to the most it may
+    move (copy 2 → 3, triad 3 → 7) and compared with ``dram_bw``, what one core
+    drew from main memory in the staircase (``None``: not measured).
+
+    Example
+    -------
+    >>> said = write_allocate(42.6e9, 31.4e9, 57.0e9)
+    >>> said["alloc_upper"]
+    'At the upper counts the copy would draw 63.9 GB/s and the triad 73.3 GB/s from main memory.'
+    >>> said["alloc_note"][:40]
+    'Both exceed the 57.0 GB/s one core draws'
+    """
+    copy_up, triad_up = copy_bw * 3 / 2, triad_bw * 7 / 3
+    out = {"alloc_upper": say("alloc_upper", copy=copy_up / 1e9, triad=triad_up / 1e9)}
+    if dram_bw is None:
+        out["alloc_note"] = say("alloc_unknown")
+    else:
+        over = sum(rate > dram_bw for rate in (copy_up, triad_up))
+        out["alloc_note"] = say(("alloc_none", "alloc_one", "alloc_both")[over], dram=dram_bw / 1e9)
+    return out
+
+
+def sweep_resident(m: MachineMeasurement) -> dict[str, str]:
+    """The glued sentences for a matmul sweep that fits in the last-level cache at every batch size.
+
+    Then its weights stay in that cache between runs, while the knee is judged
+    against the main-memory roof: the sentences say so, and name the smallest
+    ``D`` (doubling the sweep's) whose float32 weights outgrow the cache. Empty
+    when the cache's size is unknown or some point of the sweep is larger.
+
+    Example
+    -------
+    >>> from rooflinelib.measure import MachineMeasurement, Point
+    >>> def mm(B, D=2048):
+    ...     return Point("matmul", "fp32", {"B": B, "D": D, "F": D}, 2 * B * D * D, 4 * (2 * B * D + D * D),
+    ...                  1e-3, 1e-3, 1e-3, 3, 1)
+    >>> m = MachineMeasurement(machine={"last_level_cache_bytes": 32 * 2**20}, sweep=[mm(1), mm(128)], sweep_D=2048)
+    >>> sweep_resident(m)["sweep_resident"][:58]
+    'Every size of this sweep keeps 16 to 18 MiB in play, less '
+    >>> sweep_resident(m)["sweep_resident_test"]
+    'To test B* against main memory itself, the weights must outgrow the cache: D = 4096 or more in float32.'
+    """
+    out = dict.fromkeys(("sweep_resident", "sweep_resident_knee", "sweep_resident_test"), "")
+    llc = m.machine.get("last_level_cache_bytes")
+    sets = [p.bytes for p in m.sweep if p.dtype == "fp32"]
+    if not llc or not sets or max(sets) >= llc:
+        return out
+    d = m.sweep_D
+    while d * d * 4 <= llc:  # float32 weights, 4 bytes each
+        d *= 2
+    out["sweep_resident"] = say("sweep_in_llc", lo=min(sets) / 2**20, hi=max(sets) / 2**20, llc=llc / 2**20)
+    out["sweep_resident_knee"] = say("sweep_in_llc_knee")
+    out["sweep_resident_test"] = say("sweep_in_llc_test", d=d)
+    return out
+
+
+def fma_evidence(cpu: CpuFigures, model: str | None, l1d: int | None, peak: float) -> dict[str, str]:
+    """The glued sentences that back the assumed two 512-bit FMAs per cycle with the L1 data cache's size.
+
+    Among AMD cores with AVX-512, 48 KiB of L1 data cache per core marks Zen 5,
+    which has two full 512-bit FMA units; Zen 4 (32 KiB) runs 512-bit FMAs at
+    half rate. Empty unless the FMAs per cycle were assumed, the CPU is AMD with
+    512-bit SIMD and its L1d is 48 KiB.
+
+    Example
+    -------
+    >>> from rooflinelib.measure import CpuFigures
+    >>> cpu = CpuFigures(cores=2, clock_hz=2.5961e9, simd_bits=512, fma=True)
+    >>> print(fma_evidence(cpu, "AMD EPYC", 48 * 1024, 256.6e9)["pred_fma_half"])
+    With Zen 4's halved 512-bit rate the prediction would be 166.2 GFLOP/s, below the measured peak of 256.6 GFLOP/s.
+    >>> fma_evidence(cpu, "AMD EPYC", 32 * 1024, 256.6e9)["pred_fma"]
+    ''
+    """
+    out = {"pred_fma": "", "pred_fma_half": ""}
+    zen5 = "AMD" in (model or "") and cpu.simd_bits == 512 and l1d == 48 * 1024
+    if not zen5 or cpu.fma_per_cycle_from != "assumed" or cpu.fma_per_cycle != 2 or cpu.clock_hz is None:
+        return out
+    predicted = cpu.predicted_peak("fp32")  # at the clock read, as the ceilings without FMA, SIMD or both
+    assert predicted is not None
+    out["pred_fma"] = say("fma_zen5", l1=l1d / 1024)
+    out["pred_fma_half"] = say("fma_zen4", half=predicted / 2 / 1e9, measured=peak / 1e9)
     return out
 
 

@@ -40,9 +40,10 @@ class Level:
     """One level of the hierarchy, with what the staircase measured of it.
 
     ``bytes`` is the cache's size (``None`` for main memory); ``low`` and
-    ``high`` bound the working sets whose bandwidth counts for it (``high`` is
-    ``None`` for main memory; for main memory ``low`` is the smallest working set
-    used); ``bandwidth`` is their median bandwidth in bytes/s (``None`` if no
+    ``high`` bound the working sets whose bandwidth counts for it: a cache's are
+    more than ``low`` (the size of the level above, 0 for L1) and at most ``high``.
+    For main memory ``high`` is ``None`` and ``low`` is the smallest working set
+    used; ``bandwidth`` is their median bandwidth in bytes/s (``None`` if no
     working set fell in that range) and ``points`` how many there were.
     ``shared_by``: logical CPUs sharing the cache (1: a core's own).
     """
