@@ -1,10 +1,12 @@
 """One kernel, one intensity per memory level: the arithmetic of a hierarchical roofline.
 
-A kernel moves different numbers of bytes at each level of memory: a tiled matmul reads
-each input from HBM once per row or column of tiles, and its math units read the same
-inputs from on-chip memory once per (smaller) tile they work on. Its FLOPs are the same
-at every level, so it has one intensity per level, and each level's bandwidth gives it
-one ceiling. The lowest ceiling binds. The chips' bandwidths are in the spec table
+A kernel moves different numbers of bytes at each level of memory. A tiled matmul's
+blocks load each input into on-chip memory once per row or column of tiles, and its math
+units read the same inputs from on-chip memory once per (smaller) tile they work on. On a
+GPU the blocks' loads come from the L2 cache, so that count bounds the traffic from L2 into
+shared memory; HBM, behind L2, may move as little as the compulsory bytes (each matrix once,
+:func:`rooflinelib.matmul_bytes`). Its FLOPs are the same at every level, so it has one
+intensity per level, and each level's bandwidth gives it one ceiling. The lowest ceiling binds. The chips' bandwidths are in the spec table
 (:meth:`rooflinelib.Accelerator.memory_levels`); this module is arithmetic on numbers.
 """
 
@@ -31,16 +33,18 @@ def tiled_matmul_level_bytes(
 ) -> dict[str, float]:
     """Bytes an ``(m, k) @ (k, n)`` matmul moves at each memory level, given the tile read from that level.
 
-    ``tiles`` maps a level (``"hbm"``, ``"smem"``) to the ``(bm, bk, bn)`` tile its
-    reader loads at a time: the Tiling section's count
-    (:func:`rooflinelib.tiled_matmul_bytes`) with that tile, each input read once per
-    row or column of output tiles and the output written once.
+    ``tiles`` maps a level to the ``(bm, bk, bn)`` tile its reader loads at a time: the
+    Tiling section's count (:func:`rooflinelib.tiled_matmul_bytes`) with that tile, each
+    input read once per row or column of output tiles and the output written once. On an
+    H100, the blocks' tile counts the bytes into shared memory, from L2 or HBM (``"l2"``):
+    an upper bound on HBM's bytes, which L2 cuts towards the compulsory traffic. The tile
+    of each group of warps counts the bytes out of shared memory (``"smem"``).
 
     Examples
     --------
-    >>> b = tiled_matmul_level_bytes(4096, 4096, 4096, {"hbm": (128, 64, 256), "smem": (64, 64, 256)})
+    >>> b = tiled_matmul_level_bytes(4096, 4096, 4096, {"l2": (128, 64, 256), "smem": (64, 64, 256)})
     >>> {level: round(2 * 4096**3 / nbytes, 1) for level, nbytes in b.items()}   # near 128*256/384, 64*256/320
-    {'hbm': 83.6, 'smem': 50.6}
+    {'l2': 83.6, 'smem': 50.6}
     """
     if not isinstance(tiles, Mapping) or not tiles:
         raise ValueError(

@@ -205,20 +205,20 @@ def test_the_hierarchical_rooflines_are_described_with_their_numbers():
     for said in (
         f"HBM at {hbm / 1e12:.2f} TB/s",  # its ridge, Question 5's answer, is left for the problems page
         f"shared memory at {smem / 1e12:.1f} TB/s, with its ridge at {peak / smem:.1f}",  # 30.9, 32.0
-        f"tiled matmul at {4096 / 49:.1f} FLOPs per HBM byte, on the HBM line at {4096 / 49 * hbm / 1e12:.1f}",
+        f"tiled matmul at {4096 / 3:,.1f} FLOPs per HBM byte, on the flat peak",  # each matrix once: 1,365.3
         f"{4096 / 81:.1f} per shared-memory byte",  # 50.6: past the ridge, on the peak
-        f"prefill attention at {8192 * 128 / 8320:.1f} per HBM byte",  # 126.0
+        f"prefill attention at {8192 // 2:,} per HBM byte, on the peak",  # Q, K, V, output once: q / 2
         f"{8192 * 64 / 8256:.1f} per shared-memory byte, on the peak",  # 63.5
     ):
         assert said in levels, f"the hierarchical roofline's description should say {said!r}"
+    assert f"{4096 / 49:.1f}" not in levels, "the tile count (into shared memory) has no roof to be drawn on"
     reading = alt("fig-profiler-reading")
     achieved = 2 * 4096**3 / 1.6e-3
     for said in (
         f"achieved {achieved / 1e12:.1f} TFLOPs/s",  # 85.9
         f"at {4096 / 257:.1f} FLOPs per shared-memory byte",  # 15.9
         f"({4096 / 257 * smem / 1e12:.1f} TFLOPs/s there)",  # 492.8
-        f"at {4096 / 129:.1f} FLOPs per HBM byte",  # 31.8
-        f"({4096 / 129 * hbm / 1e12:.1f} TFLOPs/s there)",  # 106.4
+        f"at {4096 / 3:,.1f} FLOPs per HBM byte, right of the HBM ridge",  # compulsory, past 989.5 / 3.35 = 295
     ):
         assert said in reading, f"the worked reading's description should say {said!r}"
 

@@ -103,24 +103,37 @@ GLUED = {
         "h100_smem_ridge": "32.0",  # 9.895e14 / 3.092e13 = 32.00
         "v5e_vmem_tbs": "18.0",  # 22 x 819e9 = 1.8018e13
         "v5e_vmem_ridge": "10.9",  # 1.97e14 / 1.8018e13 = 10.93
-        # 4096-cubed bf16 matmul: X read 4096/bn times, Y read 4096/bm times, output once: 4096 / (16 + 32 + 1)
-        "mm_hbm_ai": "83.6",
+        # 4096-cubed bf16 matmul. HBM, at least: X, Y and the output once, 2 * 3 * 4096**2 bytes = 100.7 MB,
+        # 2 * 4096**3 FLOPs over them = 4096 / 3 = 1365.3 FLOPs/byte
+        "mm_hbm_mb": "101",
+        "mm_hbm_ai": "1,365.3",
+        # into shared memory, blocks (128, 64, 256): X read 4096/256 times, Y 4096/128 times, output once
+        "mm_l2_ai": "83.6",  # 4096 / (16 + 32 + 1) = 4096 / 49
+        "mm_l2_gb": "1.64",  # 2 * 4096**2 * 49 = 1.644e9 bytes
         "mm_smem_ai": "50.6",  # 4096 / (4096/256 + 4096/64 + 1) = 4096 / 81
-        "mm_hbm_ceiling": "280.0",  # 83.59 x 3.35e12 = 2.800e14
+        "mm_l2_at_hbm": "280.0",  # 83.59 x 3.35e12 = 2.800e14
+        "mm_l2_share": "28",  # 2.800e14 / 9.895e14 = 28.3 %
         "mm_xla_needs": "233",  # XLA's 4096-cubed square at 2 * 4096**3 / 1.7616e-4 s = 7.802e14, over 3.35e12
         "tiling_ai": "341.2",  # the Tiling section's example, tiles (512, 512, 1024)
         "dec_ai": "1.00",  # 4sd FLOPs over 4sd + 4d bytes: 8192 / 8193
         "dec_hbm_tflops": "3.35",
-        "pre_hbm_ai": "126.0",  # s r / (s + r) = 8192 * 128 / 8320
+        "dec_gqa_8b": "4",  # Llama 3 8B: 32 query heads over 8 KV heads
+        "pre_hbm_ai": "4,096",  # Q, K, V, output once: 4 q s d FLOPs over 8 s d bytes (q = s) = q / 2
+        "pre_l2_ai": "126.0",  # s r / (s + r) = 8192 * 128 / 8320
         "pre_smem_ai": "63.5",  # 8192 * 64 / 8256
-        "pre_hbm_tflops": "422",  # 126.03 x 3.35e12
-        "pr_hbm_ai": "31.8",  # tiles (64, 32, 64): 4096 / (64 + 64 + 1) = 31.75
-        "pr_smem_ai": "15.9",  # tiles (32, 32, 32): 4096 / 257 = 15.94
+        "pre_l2_at_hbm": "422",  # 126.03 x 3.35e12
+        "pr_hbm_ai": "1,365.3",  # the compulsory bytes again: 4096 / 3
+        "pr_l2_ai": "31.8",  # blocks (64, 32, 64): 4096 / (64 + 64 + 1) = 31.75
+        "pr_l2_gb": "4.33",  # 2 * 4096**2 * 129 = 4.329e9 bytes
+        "pr_l2_tbs": "2.71",  # 4.329e9 / 1.6e-3 s = 2.706e12
+        "pr_smem_ai": "15.9",  # warps (32, 32, 32): 4096 / 257 = 15.94
         "pr_tflops": "85.9",  # 2 * 4096**3 / 1.6e-3 s
-        "pr_hbm_ceil": "106.4",  # 31.75 x 3.35e12
+        "pr_mfu": "8.7",  # 8.590e13 / 9.895e14 = 8.68 %
         "pr_smem_ceil": "492.8",  # 15.94 x 3.092e13
-        "pr_fraction": "81",  # 85.90 / 106.37 = 80.8 %
+        "pr_smem_share": "17",  # 85.90 / 492.8 = 17.4 %
         "pr_big_x": "2.6",  # 4096/49 over 4096/129 = 129 / 49 = 2.63
+        "pr_big_l2_ai": "83.6",
+        "pr_big_smem_ai": "50.6",
         "qm_mbu": "75",  # 3.69e13 / 60 / 8.2e11 = 75.0 %
     },
     "measure-your-machine": {

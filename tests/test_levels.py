@@ -124,11 +124,32 @@ def test_a_tiled_matmul_has_one_intensity_per_level():
     n = 4096
     flops = rl.tiled_matmul_flops(n, n, n, 128, 64, 256)
     got = rl.level_intensities(
-        flops, rl.tiled_matmul_level_bytes(n, n, n, {"hbm": (128, 64, 256), "smem": (64, 64, 256)})
+        flops, rl.tiled_matmul_level_bytes(n, n, n, {"l2": (128, 64, 256), "smem": (64, 64, 256)})
     )
-    assert math.isclose(got["hbm"], hand_tiled_intensity(n, n, n, 128, 256))  # 4096 / 49 = 83.6
+    assert math.isclose(got["l2"], hand_tiled_intensity(n, n, n, 128, 256))  # 4096 / 49 = 83.6
     assert math.isclose(got["smem"], hand_tiled_intensity(n, n, n, 64, 256))  # 4096 / 81 = 50.6
-    assert math.isclose(got["hbm"], 4096 / 49) and math.isclose(got["smem"], 4096 / 81)
+    assert math.isclose(got["l2"], 4096 / 49) and math.isclose(got["smem"], 4096 / 81)
+
+
+def test_hbm_needs_only_the_compulsory_bytes_far_right_of_the_ridge():
+    """Each matrix once, 2 * 3 * 4096**2 bytes, against the tile count into shared memory."""
+    n = 4096
+    flops = 2 * n**3
+    compulsory = 2 * (n * n + n * n + n * n)  # bf16 X, Y and the output, each once
+    assert rl.matmul_bytes(n, n, n) == compulsory
+    assert math.isclose(flops / compulsory, 4096 / 3)  # 1365.3 FLOPs/byte
+    assert flops / compulsory > 4 * H100_PEAK / H100_HBM  # the HBM ridge is 295.4
+    into_smem = rl.tiled_matmul_level_bytes(n, n, n, {"l2": (128, 64, 256)})["l2"]
+    assert into_smem == 2 * n * n * 49 > compulsory  # X read 16 times, Y 32 times, the output once
+    assert flops / into_smem * H100_HBM < 0.3 * H100_PEAK  # 280 TFLOPs/s, were L2 no faster than HBM
+
+
+def test_a_prefill_reads_q_k_v_and_the_output_once_from_hbm():
+    q = s = 8192
+    d = 128
+    compulsory = rl.head_attention_bytes(q, s, d, q)  # one block of all the rows: K and V read once
+    assert compulsory == 2 * (q * d + 2 * s * d + q * d)  # bf16 Q, K, V, output
+    assert math.isclose(rl.head_attention_flops(q, s, d) / compulsory, q / 2)  # 4096 FLOPs/byte
 
 
 def test_decode_attention_does_about_one_flop_per_byte_at_every_level():
