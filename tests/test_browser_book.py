@@ -99,19 +99,15 @@ SEARCH_TERMS = [
     pytest.param("zh", "屋顶线", id="zh-roofline"),
     pytest.param("zh", "算术", id="zh-arithmetic"),
 ]
-# Pages holding self-check quizzes (how many each), the problems page (its answers fold), and a page whose
-# copy buttons and fold hints are checked in the Korean and Chinese editions.
+# Pages holding self-check quizzes (each must render every ``{question}`` its source holds), the problems page (its
+# answers fold), and a page whose copy buttons and fold hints are checked in the Korean and Chinese editions.
 QUIZ_PAGES = {
-    "book/where-does-the-time-go": 3,
-    "book/visualizing-rooflines": 3,
-    "book/matrix-multiplication": 5,
-    "book/network-rooflines": 5,
-    "book/measure-your-machine": 2,
-    "book/beyond-the-roofline": 3,
-    "book/practice": 7,
-    "book/real-model-real-chips": 2,
-    "book/long-context": 2,
-}
+    page: len(re.findall(r"^:{3,}\{question\}", (Path(__file__).resolve().parents[1] / f"{page}.md").read_text(
+        encoding="utf-8"), re.M))
+    for page in ("book/where-does-the-time-go", "book/visualizing-rooflines", "book/matrix-multiplication",
+                 "book/network-rooflines", "book/measure-your-machine", "book/beyond-the-roofline", "book/practice",
+                 "book/real-model-real-chips", "book/long-context")
+}  # fmt: skip
 PROBLEMS, PROBLEM_ANSWERS = "book/problems", 7  # Questions 1 to 5, 7 and 8
 BUTTONS_PAGE = "book/where-does-the-time-go"
 # a character of the edition's own script, which a quiz explanation in that language must contain
