@@ -987,6 +987,18 @@ def plot_overhead_floor(
     return ax
 
 
+def _log_log_times(ax: Axes, xlabel: str, ylabel: str, legend: bool) -> Axes:
+    """Finish a plot of times against a size: both axes logarithmic, labelled, a major grid, the legend top left."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+    if legend:
+        ax.legend(loc="upper left")
+    return ax
+
+
 def plot_data_parallel_step(
     chip: str | Accelerator,
     D: int,
@@ -1031,14 +1043,7 @@ def plot_data_parallel_step(
     ax.plot(B, np.asarray(t_math) * 1e3, color=OKABE_ITO[1], lw=2, label="forward + backward (T_math)")
     ax.plot(B, np.full_like(B, float(t_comms)) * 1e3, color=OKABE_ITO[2], lw=2, label="gradient all-reduce (T_comms)")
     ax.axvline(b_star, color="0.3", ls="--", lw=1, label="compute hides the all-reduce")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("tokens per chip B")
-    ax.set_ylabel("time per training step, one weight (ms)")
-    ax.grid(True, which="major", alpha=0.3)
-    if legend:
-        ax.legend(loc="upper left")
-    return ax
+    return _log_log_times(ax, "tokens per chip B", "time per training step, one weight (ms)", legend)
 
 
 def plot_decode_time(
@@ -1089,14 +1094,7 @@ def plot_decode_time(
             t_star = models.estimate_forward(m, acc, 1, precision=prec, compute_dtype=compute_dtype).t_comms
             ax.plot([b_star], [t_star * 1e3], "o", ms=6, color=line.get_color(), label="_critical batch")
     ax.plot([], [], "o", ms=6, color="0.3", label="critical batch")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("batch size B (sequences, one token each)")
-    ax.set_ylabel("time per decode step (ms)")
-    ax.grid(True, which="major", alpha=0.3)
-    if legend:
-        ax.legend(loc="upper left")
-    return ax
+    return _log_log_times(ax, "batch size B (sequences, one token each)", "time per decode step (ms)", legend)
 
 
 def _context_curves(
