@@ -298,6 +298,7 @@ def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:
         return f"the sandbox needs Linux, this is {sys.platform}"
     if not os.access(bwrap, os.X_OK):
         return f"bubblewrap is not at {bwrap}; install it with: apt-get install bubblewrap"
+    limits = limits or Limits()  # no limits given probes the defaults, so both calls share one answer
     if (bwrap, limits) in _SANDBOXED:
         return None
     with tempfile.TemporaryDirectory(prefix="grading-probe-") as tmp:
@@ -308,7 +309,7 @@ def probe(bwrap: str | None, limits: Limits | None = None) -> str | None:
         if uid:
             os.chown(ipc, uid, uid)
         check = [sys.executable, "-m", "ipykernel_launcher", "--version"]
-        argv = command(bwrap, check, work=work, ipc=ipc, limits=limits or Limits(), uid=uid, env={})
+        argv = command(bwrap, check, work=work, ipc=ipc, limits=limits, uid=uid, env={})
         try:
             run = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired) as err:

@@ -698,6 +698,7 @@ def test_a_sandbox_that_worked_is_not_probed_again(monkeypatch: pytest.MonkeyPat
     assert started == []  # answered by the probe this process made at import (SANDBOX above)
     assert probe(default_bwrap(), Limits(procs=200)) is None and len(started) == 1  # other limits: probed
     assert probe(default_bwrap(), Limits(procs=200)) is None and len(started) == 1
+    assert probe(default_bwrap(), Limits()) is None and len(started) == 1  # the defaults: what None probed
 
 
 def test_a_sandbox_that_failed_is_probed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
