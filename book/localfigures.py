@@ -90,11 +90,18 @@ def catalog(language: str, name: str) -> dict[tuple[str | None, str], str]:
     Only finished translations: an empty or fuzzy one is left out, as Sphinx leaves it out.
     A missing file is an empty catalog.
     """
-    from babel.messages.pofile import read_po
-
     path = ROOT / "locales" / language / "LC_MESSAGES" / f"{name}.po"
     if not path.is_file():
         return {}
+    stat = path.stat()
+    return dict(_read_catalog(path, language, stat.st_mtime_ns, stat.st_size))  # a copy: callers may change it
+
+
+@cache
+def _read_catalog(path: Path, language: str, mtime_ns: int, size: int) -> dict[tuple[str | None, str], str]:
+    """One version of a catalog file, parsed once (``mtime_ns`` and ``size`` name the version)."""
+    from babel.messages.pofile import read_po
+
     with path.open("rb") as fh:
         return {(m.context, m.id): m.string for m in read_po(fh, locale=language) if m.id and m.string and not m.fuzzy}
 
