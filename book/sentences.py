@@ -782,7 +782,7 @@ def _signs(n: int) -> str:
 
 def _roof_run(m: MachineMeasurement, dtype: str = "fp32") -> tuple[float, float]:
     """The slowest and the median run of ``m``'s fastest matmul in ``dtype``, each over its fastest run."""
-    best = max((p for p in [*m.peak.values(), *m.sweep] if p.dtype == dtype), key=lambda p: p.flops_per_s)
+    best = m.peak_point(dtype)
     return best.max_s / best.min_s, best.median_s / best.min_s
 
 

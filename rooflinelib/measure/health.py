@@ -79,12 +79,7 @@ class Health:
 
 def _roofs(m: MachineMeasurement) -> list[tuple[str, Point]]:
     """The runs a roof is read from: each dtype's fastest matmul, and each bandwidth."""
-    roofs = []
-    for dtype in m.peak:
-        best = max((p for p in [*m.peak.values(), *m.sweep] if p.dtype == dtype), key=lambda p: p.flops_per_s)
-        roofs.append((f"peak {dtype}", best))
-    roofs += [(kind, p) for kind, p in m.stream.items()]
-    return roofs
+    return [(f"peak {dtype}", m.peak_point(dtype)) for dtype in m.peak] + list(m.stream.items())
 
 
 def measurement_health(

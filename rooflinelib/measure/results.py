@@ -140,19 +140,23 @@ class MachineMeasurement:
     format: int = FORMAT
 
     def peak_flops(self, dtype: str | None = None) -> float:
-        """Measured peak FLOPs/s for ``dtype`` (default: the sweep's dtype).
+        """Measured peak FLOPs/s for ``dtype`` (default: the sweep's dtype): :meth:`peak_point`'s rate."""
+        return self.peak_point(dtype).flops_per_s
 
-        The best rate of any matmul in ``dtype`` in this run: the square
-        peak run, or a sweep point if one of those went faster.
+    def peak_point(self, dtype: str | None = None) -> Point:
+        """The matmul whose rate is the peak for ``dtype`` (default: the sweep's dtype).
+
+        The fastest matmul in ``dtype`` in this run: the square peak run, or a
+        sweep point if one of those went faster.
         """
         if dtype is None:
             if not (self.sweep or self.peak):
                 raise KeyError("no matmul measured")
             dtype = self.sweep[0].dtype if self.sweep else next(iter(self.peak))
-        rates = [p.flops_per_s for p in [*self.peak.values(), *self.sweep] if p.dtype == dtype]
-        if not rates:
+        runs = [p for p in [*self.peak.values(), *self.sweep] if p.dtype == dtype]
+        if not runs:
             raise KeyError(f"no matmul measured in dtype {dtype!r}; measured: {', '.join(map(repr, self.peak))}")
-        return max(rates)
+        return max(runs, key=lambda p: p.flops_per_s)
 
     def bandwidth(self, kind: str = "copy") -> float:
         """Measured memory bandwidth in bytes/s (fastest run) of ``"copy"`` or ``"triad"``."""
