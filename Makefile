@@ -29,7 +29,7 @@ BOOK_SOURCES := book locales rooflinelib tools solutions exercises _config.yml _
 BOOK_INPUTS := $(or $(shell git ls-files -- $(BOOK_SOURCES) 2>/dev/null),$(shell find $(BOOK_SOURCES) -type f 2>/dev/null))
 BOOK_STAMP := _build/.book-stamp
 
-.PHONY: setup setup-test book test test-fast lint browser sandbox lock clean
+.PHONY: setup setup-test book test test-fast screenshots lint browser sandbox lock clean
 
 setup: $(STAMP)
 
@@ -78,15 +78,17 @@ sandbox:
 # ruff (lint and format) first; mypy runs beside pytest (from a fresh clone about 8 s of CPU, 0.2 s with its
 # .mypy_cache), whose two processes (pytest-xdist) share the suite file by file, in the order conftest.py gives
 # (files with slow tests first, not xdist's default of the files with most tests first: --no-loadscope-reorder);
-# the browser tests (tests/test_browser_*.py) run on their own afterwards, in two processes (a Chromium each), so
-# that page loads are never starved by the grading tests' kernels.
+# the browser tests (a Chromium in each process) are shared out one edition at a time (tests/conftest.py).
 # Each test's time is written to _build/pytest.xml (JUnit XML).
 test: $(BOOK_STAMP) setup-test browser sandbox lint
 	@mkdir -p _build; $(PY) -m mypy > _build/mypy.log 2>&1 & mypy=$$!; \
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --junitxml=_build/pytest.xml $(addprefix --ignore=,$(wildcard tests/test_browser_*.py)); status=$$?; \
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --junitxml=_build/pytest.xml; status=$$?; \
 	if wait $$mypy; then echo "mypy: $$(tail -n 1 _build/mypy.log)"; else cat _build/mypy.log; status=1; fi; \
 	exit $$status
-	$(PY) -m pytest -n 2 $(wildcard tests/test_browser_*.py)
+
+# A full-page screenshot of every page of every edition, in _build/screenshots/<edition>/, for a person to look at.
+screenshots: $(BOOK_STAMP) setup-test browser
+	ROOFLINE_SCREENSHOTS=1 $(PY) -m pytest -n 2 -k test_page_renders_offline $(wildcard tests/test_browser_*.py)
 
 # The inner loop: unit tests, doctests, the exercises' checks judged in-process (grading/harness.py) and the built
 # book's numbers, without kernels, the sandbox or a browser (tests marked slow in conftest.py); `make test` runs

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 
 import pytest
+from grading_support import ROOT
 from grading_support import course_template as _course_template
+
+sys.path.insert(0, str(ROOT / "book"))
+import bookeditions  # book/bookeditions.py: the registry of editions
 
 
 @pytest.fixture(scope="session")
@@ -37,8 +43,29 @@ ONE_WORKER = {
 }
 
 
+# Test files split into one unit per edition under ``--dist loadfile``: their tests name the edition first in their
+# parameters (``[ko-intro]``), and the two processes share them with the rest of the suite.
+PER_EDITION = {"tests/test_browser_book.py"}
+EDITION_FIRST = re.compile(r"\[(" + "|".join(map(re.escape, bookeditions.codes())) + r")\b")
+
+
+def unit_of(nodeid: str, scope: str) -> str:
+    """The unit of work a test is sent to a process in: its file, or the group of :data:`ONE_WORKER` its file is in,
+    or for a file of :data:`PER_EDITION`, its file and edition.
+
+    >>> unit_of("tests/test_browser_book.py::test_page_renders_offline[ko-intro]", "tests/test_browser_book.py")
+    'tests/test_browser_book.py::ko'
+    >>> unit_of("tests/test_nbgrader_rooflines.py::test_x", "tests/test_nbgrader_rooflines.py")
+    'graded_class'
+    """
+    if scope in PER_EDITION and (edition := EDITION_FIRST.search(nodeid)):
+        return f"{scope}::{edition.group(1)}"
+    return ONE_WORKER.get(scope, scope)
+
+
 class _FilesSharingAWorker:
-    """The ``--dist loadfile`` scheduler, with the files of :data:`ONE_WORKER` sent to one worker together."""
+    """The ``--dist loadfile`` scheduler, with the files of :data:`ONE_WORKER` sent to one worker together and those of
+    :data:`PER_EDITION` split by edition."""
 
     @staticmethod
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
@@ -48,8 +75,7 @@ class _FilesSharingAWorker:
 
         class Scheduling(LoadFileScheduling):
             def _split_scope(self, nodeid: str) -> str:
-                scope = super()._split_scope(nodeid)
-                return ONE_WORKER.get(scope, scope)
+                return unit_of(nodeid, super()._split_scope(nodeid))
 
         return Scheduling(config, log)  # type: ignore[arg-type]
 

@@ -431,20 +431,23 @@ def _grade(base: Path) -> dict[str, Graded]:
     env = course_env()
     env["JUPYTER_CONFIG_DIR"] = str(base / "no-jupyter-config")  # no user-wide nbgrader_config.py either
     env.pop("JUPYTER_CONFIG_PATH", None)
-    reference = subprocess.run(
+    # serial nbgrader, one kernel at a time, runs beside the grading command
+    with subprocess.Popen(
         [sys.executable, "-m", "nbgrader", "autograde", "*"],  # every assignment of the course
         cwd=stock,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=900,
-        check=False,
-    )
-    assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-6000:]
-    flags = _grading_flags()
+    ) as reference:
+        flags = _grading_flags()
+        runs = {
+            assignment: grading_command(judged, "autograde", assignment, *flags, timeout=900) for assignment in SOURCES
+        }
+        out, err = reference.communicate(timeout=900)
+    assert reference.returncode == 0, out[-3000:] + err[-6000:]
     graded = {}
-    for assignment in SOURCES:
-        run = grading_command(judged, "autograde", assignment, *flags, timeout=900)
+    for assignment, run in runs.items():
         assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-6000:]  # 1: some notebooks are listed
         graded[assignment] = Graded(_scores(stock, assignment), _scores(judged, assignment), stock, judged)
     return graded

@@ -100,8 +100,8 @@ FORGERIES = {
 def test_wrong_answers_behind_a_forgery_score_nothing(forgery: str) -> None:
     answers = dict(WRONG_Q1)
     answers["q1_a_answer"] += "\n\n" + FORGERIES[forgery]
-    # a forgery that breaks the kernel itself (patched builtins) leaves the notebook ungraded: 0 as well
-    assert not any(_passed(_run(_notebook(Q1, answers), Q1, timeout=10, graded=False)).values())
+    # a forgery that breaks the kernel itself (patched builtins) leaves the notebook ungraded, at its time-out: 0 as well
+    assert not any(_passed(_run(_notebook(Q1, answers), Q1, timeout=3, graded=False)).values())
 
 
 CLEVER_VALUES = {
@@ -159,8 +159,12 @@ def test_a_value_is_judged_as_plain_data(case: str) -> None:
 def test_a_function_that_prints_its_callers_source_shows_no_check() -> None:
     spy = """
 import inspect, linecache, sys
+shown = set()  # each frame's place once: every check calls this many times from the same lines
 def bytes_loaded(B, D, F):
     for info in inspect.stack():
+        if (info.filename, info.lineno) in shown:
+            continue
+        shown.add((info.filename, info.lineno))
         print("FRAME", info.filename, info.function, info.code_context)
         print("SOURCE", "".join(linecache.getlines(info.filename))[:5000])
         print("LOCALS", {k: repr(v)[:3000] for k, v in info.frame.f_locals.items()})
@@ -222,11 +226,15 @@ def test_a_figure_labelled_with_format_passes_and_a_wrong_curve_fails() -> None:
 
 
 def test_a_kernel_that_does_not_answer_fails_that_check_only() -> None:
-    slow = "import time\ndef bytes_written(B, D, F):\n    if B > 4:\n        time.sleep(60)\n    return B * F"
+    slow = (
+        "import time\nstalled = []\n\n\ndef bytes_written(B, D, F):\n"
+        "    if B > 4 and not stalled:  # once: the first call of (b)'s check\n"
+        "        stalled.append(B)\n        time.sleep(60)\n    return B * F"
+    )
     outputs = _run(_notebook(Q1, {"q1_b_answer": slow}), Q1, timeout=2)
     passed = _passed(outputs)
-    # (b) waits out its limit; (d), (f) and (g) call bytes_written again; (a), (c) and (e) are answered as usual
-    assert [passed.pop(gid) for gid in ("q1_b_test", "q1_d_test", "q1_f_test", "q1_g_test")] == [False] * 4
+    # (b) waits out its limit; every other check, (d), (f) and (g) calling bytes_written again among them, is answered
+    assert passed.pop("q1_b_test") is False
     assert all(passed.values()), passed
     # as nbgrader shows a time-out: the interrupted kernel's error, then its own (Execute.error_on_timeout)
     assert [o.get("ename") for o in outputs["q1_b_test"]] == ["KeyboardInterrupt", "CellTimeoutError"]

@@ -35,14 +35,16 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.mark.parametrize("assignment", EDITIONS)
 def test_every_edition_of_the_course_passes_its_check(graded_class: dict, assignment: str) -> None:
     """Each edition of the session's course (tests/session_course.py), checked in a cache folder of the session's
-    own: the check runs, passes and is remembered; the check again, and the class's grading, find the pass."""
+    own: the check runs, passes and is remembered; the class's grading (and for ``rooflines`` the check run again)
+    finds the pass."""
     checked = graded_class["checks"][assignment]
-    run, again = checked["run"], checked["again"]
+    run = checked["run"]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "full marks" in run.stdout, run.stdout
     assert f"Checking {assignment}:" in run.stderr, "the check ran: " + run.stderr[-2000:]
     assert checked["remembered"], "a pass is remembered"
-    assert again.returncode == 0 and "Checking" not in again.stderr, again.stderr[-2000:]
+    if "again" in checked:  # rooflines: the check run again finds the pass
+        assert checked["again"].returncode == 0 and "Checking" not in checked["again"].stderr, checked["again"].stderr
     lang = {edition: code for code, edition in TRANSLATED.items()}.get(assignment)
     graded = graded_class["editions"][lang] if lang else graded_class["rooflines"]
     assert "Checking" not in graded["auto"].stderr, graded["auto"].stderr[-2000:]

@@ -15,6 +15,7 @@ down.
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import hashlib
 import json
@@ -151,11 +152,13 @@ for _ in range(100):  # 100 MB
     # prints everything its callers hold, to find the checks that call it (its answer is right)
     "spies_on_checks": """
 import inspect, linecache
-_answer = bytes_loaded
+_answer, _seen = bytes_loaded, set()
 def bytes_loaded(B, D, F):
     for info in inspect.stack():
-        print("SPY", info.filename, "".join(linecache.getlines(info.filename))[:3000])
-        print("SPY", {k: repr(v)[:2000] for k, v in info.frame.f_locals.items()})
+        if (info.filename, info.lineno) not in _seen:  # each place once: the checks call it often from each
+            _seen.add((info.filename, info.lineno))
+            print("SPY", info.filename, "".join(linecache.getlines(info.filename))[:3000])
+            print("SPY", {k: repr(v)[:2000] for k, v in info.frame.f_locals.items()})
     return _answer(B, D, F)
 """,
     # sends 48 MB of output with the parent of no cell, from the first call at a hidden shape: while the judge waits
@@ -353,27 +356,26 @@ def graded(course_template: Path, tmp_path_factory: pytest.TempPathFactory) -> d
     for student in NBGRADER_CANNOT_COPY:
         shutil.rmtree(twin / "submitted" / student)
     before = _digest(course / "submitted")
-    run = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", "30", *LIMITS, timeout=420)
-    try:
+    # the same class through nbgrader's own command, configured (nbgrader_config.py) to run the same sandbox and judge,
+    # in a twin course at the same time (serial nbgrader leaves a core idle while it waits on a kernel)
+    options = [f"--JudgedExecute.{LIMITS[i][2:].replace('-', '_')}={LIMITS[i + 1]}" for i in range(0, len(LIMITS), 2)]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        twin_run = pool.submit(
+            nbgrader, twin, "autograde", ASSIGNMENT, "--create", "--Execute.timeout=30", *options, timeout=900
+        )
+        run = grading_command(
+            course, "autograde", ASSIGNMENT, "--workers", "2", "--timeout", "30", *LIMITS, timeout=420
+        )
+        listed = json.loads((course / "autograded" / f"grading-{ASSIGNMENT}.json").read_text())["problems"]
+        feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
+        report = grading_command(course, "report", ASSIGNMENT)
+        through_nbgrader = twin_run.result()
+    try:  # whichever grader the attack reached
         connection, _ = listener.accept()
         connection.close()
         called = True
     except BlockingIOError:
         called = False
-    listed = json.loads((course / "autograded" / f"grading-{ASSIGNMENT}.json").read_text())["problems"]
-    feedback = nbgrader(course, "generate_feedback", ASSIGNMENT)
-    report = grading_command(course, "report", ASSIGNMENT)
-    # the same class through nbgrader's own command, configured (nbgrader_config.py) to run the same sandbox and judge
-    options = [f"--JudgedExecute.{LIMITS[i][2:].replace('-', '_')}={LIMITS[i + 1]}" for i in range(0, len(LIMITS), 2)]
-    through_nbgrader = nbgrader(
-        twin, "autograde", ASSIGNMENT, "--create", "--Execute.timeout=30", *options, timeout=900
-    )
-    try:
-        connection, _ = listener.accept()
-        connection.close()
-        called = True
-    except BlockingIOError:
-        pass
     listener.close()
     return {
         "nbgrader": through_nbgrader,

@@ -264,18 +264,20 @@ def test_scores_equal_serial_nbgrader_cell_by_cell(graded: dict) -> None:
 
 
 def _joined_streams(outputs: list[dict]) -> list[dict]:
-    """Outputs as a reader sees them: consecutive writes to one stream are one text, however they were flushed."""
+    """Outputs as a reader sees them: consecutive writes to one stream are one text, however they were flushed.
+
+    >>> one, two = ({"output_type": "stream", "name": "stdout", "text": t} for t in (["passed\\n"], "passed"))
+    >>> _joined_streams([one]) == _joined_streams([two, {**two, "text": ["\\n"]}]) == [{**one, "text": "passed\\n"}]
+    True
+    """
     joined: list[dict] = []
     for o in outputs:
-        if (
-            o["output_type"] == "stream"
-            and joined
-            and joined[-1]["output_type"] == "stream"
-            and joined[-1]["name"] == o["name"]
-        ):
-            joined[-1] = {**joined[-1], "text": "".join([*joined[-1]["text"], *o["text"]])}
-        else:
-            joined.append(o)
+        if o["output_type"] == "stream":  # a text is saved as one string or as a list of lines: one string here
+            o = {**o, "text": "".join(o["text"])}
+            if joined and joined[-1]["output_type"] == "stream" and joined[-1]["name"] == o["name"]:
+                joined[-1] = {**joined[-1], "text": joined[-1]["text"] + o["text"]}
+                continue
+        joined.append(o)
     return joined
 
 
