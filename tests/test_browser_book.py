@@ -162,7 +162,7 @@ def tab(tmp_path_factory):
     for lang in ("ko", "zh-cn"):
         if not _has_font(lang):
             pytest.fail(
-                f"no font for {lang} text, so its edition's screenshots would show boxes; "
+                f"no font for {lang} text, so its edition's pages would show boxes; "
                 "install Debian's fonts-noto-cjk with `sudo bash tools/install-browser.sh`"
             )
     from playwright.sync_api import sync_playwright
