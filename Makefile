@@ -76,7 +76,8 @@ sandbox:
 	@bash tools/install-sandbox.sh
 
 # ruff (lint and format) first; mypy runs beside pytest (from a fresh clone about 8 s of CPU, 0.2 s with its
-# .mypy_cache), whose two processes (pytest-xdist) share the suite file by file, in the order conftest.py gives
+# .mypy_cache), whose two processes (pytest-xdist) share the suite file by file (tests/conftest.py says which files
+# go together and which are split), in the order conftest.py gives
 # (files with slow tests first, not xdist's default of the files with most tests first: --no-loadscope-reorder);
 # the browser tests (a Chromium in each process) are shared out one edition at a time (tests/conftest.py).
 # Each test's time is written to _build/pytest.xml (JUnit XML).
@@ -88,6 +89,7 @@ test: $(BOOK_STAMP) setup-test browser sandbox lint
 
 # A full-page screenshot of every page of every edition, in _build/screenshots/<edition>/, for a person to look at.
 screenshots: $(BOOK_STAMP) setup-test browser
+	rm -rf _build/screenshots
 	ROOFLINE_SCREENSHOTS=1 $(PY) -m pytest -n 2 -k test_page_renders_offline $(wildcard tests/test_browser_*.py)
 
 # The inner loop: unit tests, doctests, the exercises' checks judged in-process (grading/harness.py) and the built

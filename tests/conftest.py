@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -9,9 +10,6 @@ from pathlib import Path
 import pytest
 from grading_support import ROOT
 from grading_support import course_template as _course_template
-
-sys.path.insert(0, str(ROOT / "book"))
-import bookeditions  # book/bookeditions.py: the registry of editions
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +44,16 @@ ONE_WORKER = {
 # Test files split into one unit per edition under ``--dist loadfile``: their tests name the edition first in their
 # parameters (``[ko-intro]``), and the two processes share them with the rest of the suite.
 PER_EDITION = {"tests/test_browser_book.py"}
-EDITION_FIRST = re.compile(r"\[(" + "|".join(map(re.escape, bookeditions.codes())) + r")\b")
+
+
+@functools.cache
+def _edition_first() -> re.Pattern[str]:
+    """A test id's first parameter, where it is an edition's code (read from the registry when first needed, so that
+    a broken registry fails its own tests rather than every test run)."""
+    sys.path.insert(0, str(ROOT / "book"))
+    import bookeditions  # book/bookeditions.py: the registry of editions
+
+    return re.compile(r"\[(" + "|".join(map(re.escape, bookeditions.codes())) + r")\b")
 
 
 def unit_of(nodeid: str, scope: str) -> str:
@@ -58,7 +65,7 @@ def unit_of(nodeid: str, scope: str) -> str:
     >>> unit_of("tests/test_nbgrader_rooflines.py::test_x", "tests/test_nbgrader_rooflines.py")
     'graded_class'
     """
-    if scope in PER_EDITION and (edition := EDITION_FIRST.search(nodeid)):
+    if scope in PER_EDITION and (edition := _edition_first().search(nodeid)):
         return f"{scope}::{edition.group(1)}"
     return ONE_WORKER.get(scope, scope)
 

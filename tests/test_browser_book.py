@@ -231,7 +231,8 @@ CASES = [pytest.param(e, p, id=f"{e}-{p.split('/')[-1]}") for e in EDITIONS for 
 def test_page_renders_offline(tab, server, edition, page_name):
     here = f"{server}/{_path(edition, page_name)}"
     _open(tab, here)
-    if os.environ.get("ROOFLINE_SCREENSHOTS"):  # for a person to look at (make screenshots); half a second a page
+    # for a person to look at (make screenshots); half a second a page
+    if os.environ.get("ROOFLINE_SCREENSHOTS") == "1":
         shots = SHOTS / edition
         shots.mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(shots / f"{page_name.split('/')[-1]}.png"), full_page=True)
@@ -355,7 +356,7 @@ def check_answers_folded(tab, where: str) -> None:
         body = sol.locator(".solution-content, section").first
         assert not body.is_visible(), f"{where}: answer {i + 1} is open on load; it should start folded"
         sol.locator("button.toggle-button").first.click()
-        body.wait_for(state="visible", timeout=5_000)
+        body.wait_for(state="visible", timeout=15_000)
         assert body.is_visible(), f"{where}: answer {i + 1} did not open when clicked"
 
 
@@ -408,7 +409,7 @@ def check_quizzes(tab, where: str, edition: str, expected: int) -> None:
 
 def check_script_buttons(tab, where: str) -> None:
     """The copy buttons and the fold hints are written by JavaScript after load: in the edition's words too."""
-    tab.wait_for_selector(".copybtn", state="attached", timeout=10_000)
+    tab.wait_for_selector(".copybtn", state="attached", timeout=20_000)
     tips = set(tab.eval_on_selector_all(".copybtn", "bs => bs.map(b => b.dataset.tooltip)"))
     hints = set(
         tab.eval_on_selector_all(

@@ -26,6 +26,7 @@ than the wrong answers it rigs, cell by cell.
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 import shutil
 import subprocess
@@ -432,20 +433,23 @@ def _grade(base: Path) -> dict[str, Graded]:
     env["JUPYTER_CONFIG_DIR"] = str(base / "no-jupyter-config")  # no user-wide nbgrader_config.py either
     env.pop("JUPYTER_CONFIG_PATH", None)
     # serial nbgrader, one kernel at a time, runs beside the grading command
-    with subprocess.Popen(
-        [sys.executable, "-m", "nbgrader", "autograde", "*"],  # every assignment of the course
-        cwd=stock,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as reference:
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        stock_run = pool.submit(
+            subprocess.run,
+            [sys.executable, "-m", "nbgrader", "autograde", "*"],  # every assignment of the course
+            cwd=stock,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         flags = _grading_flags()
         runs = {
             assignment: grading_command(judged, "autograde", assignment, *flags, timeout=900) for assignment in SOURCES
         }
-        out, err = reference.communicate(timeout=900)
-    assert reference.returncode == 0, out[-3000:] + err[-6000:]
+        reference = stock_run.result()
+    assert reference.returncode == 0, reference.stdout[-3000:] + reference.stderr[-6000:]
     graded = {}
     for assignment, run in runs.items():
         assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-6000:]  # 1: some notebooks are listed

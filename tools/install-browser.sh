@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian's chromium and the Noto CJK fonts, for the one test that opens the built
 # book in a browser (tests/test_browser_book.py): without a CJK font the Korean and
-# Chinese editions' screenshots show boxes for every glyph. Installed only when
+# Chinese editions' pages show boxes for every glyph. Installed only when
 # missing and only as root; otherwise this prints the command to run and lets that
 # test fail with it.
 set -euo pipefail

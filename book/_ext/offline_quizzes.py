@@ -11,7 +11,7 @@ The package also registers MathLive from a CDN and three module scripts that imp
 computer-algebra engine from another CDN; they serve its short-answer questions, which
 the course does not use. This extension loads the package and keeps only the scripts of
 its own folder that need nothing from the network, so a page never asks for anything
-outside the built book. ``tests/test_browser_quizzes.py`` checks that in every edition.
+outside the built book. ``tests/test_browser_book.py`` checks that in every edition.
 
 Example
 -------
