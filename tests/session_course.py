@@ -123,25 +123,14 @@ def _rooflines(course: Path, cache: Path, base: Path) -> dict:
         if folder.name not in SERIAL_STUDENTS:
             shutil.rmtree(folder)
     before = digest(course / "submitted")
-    with subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nbgrader",
-            "autograde",
-            ASSIGNMENT,
-            "--create",
-            f"--Execute.timeout={CELL_TIMEOUT_S}",
-            *STOCK,
-        ],
-        cwd=serial,
-        env=course_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    ) as reference:
+    # in a thread, with nbgrader()'s time limit: a stuck serial run is killed, its output read as it comes
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        serial_run = pool.submit(
+            nbgrader, serial, "autograde", ASSIGNMENT, "--create", f"--Execute.timeout={CELL_TIMEOUT_S}", *STOCK
+        )
         auto = grading_command(course, "autograde", ASSIGNMENT, "--workers", "2", *OPTIONS[ASSIGNMENT], cache=cache)
-        _, serial_log = reference.communicate(timeout=600)
+        reference = serial_run.result()
+    serial_log = reference.stderr
     assert reference.returncode == 0, serial_log[-3000:]
     assert "JudgedExecute.stock" in serial_log, "serial nbgrader ran its stock execution: " + serial_log[-3000:]
     # three readers of the graded course, run at once
